@@ -1,0 +1,124 @@
+"""The Python API, mirroring the command line.
+
+>>> import simfs
+>>> result = simfs.simulate("crtdc-lfs5", "dd bs=1024000 count=5000", nodes=4)
+>>> result.phases[["phase", "agg_bw_Bps"]]  # doctest: +SKIP
+
+``overrides`` takes the same ``KEY=VALUE`` pairs as ``--set``: experiment settings
+(``nodes``, ``ppn``, ``stripe_count``, ``stripe_size``, ``stripe_offset``, ``seed``) or
+any profile field by its dotted name (``oss.count``, ``client.network``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simfs import simulation
+from simfs.errors import SimfsError
+from simfs.experiment import EXPERIMENT_KEYS, Experiment
+from simfs.filesystems import LustreSystem, system_from_profile
+from simfs.results import Result
+from simfs.systems.profile import Profile, load_profile, parse_override_value
+from simfs.workloads import WorkloadSpec, parse_workload
+
+SystemLike = str | Path | Profile | LustreSystem
+WorkloadLike = str | WorkloadSpec
+
+
+def split_overrides(overrides: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Separate experiment settings from profile fields; string values are parsed."""
+    experiment: dict[str, Any] = {}
+    profile: dict[str, Any] = {}
+    for key, value in (overrides or {}).items():
+        if key in EXPERIMENT_KEYS:
+            experiment[key] = value
+        else:
+            profile[key] = parse_override_value(value) if isinstance(value, str) else value
+    return experiment, profile
+
+
+def load_system(system: SystemLike, overrides: Mapping[str, Any] | None = None) -> LustreSystem:
+    """A built-in name, a TOML path, a :class:`Profile` or a ready system, with overrides."""
+    if isinstance(system, LustreSystem):
+        if overrides:
+            raise SimfsError("overrides need a profile: pass the system's name or TOML path, not a built system")
+        return system
+    profile = system if isinstance(system, Profile) else load_profile(system)
+    if overrides:
+        profile = profile.with_overrides(dict(overrides))
+    return system_from_profile(profile)
+
+
+def load_workload(workload: WorkloadLike) -> WorkloadSpec:
+    return workload if isinstance(workload, WorkloadSpec) else parse_workload(workload)
+
+
+def simulate(
+    system: SystemLike,
+    workload: WorkloadLike,
+    *,
+    nodes: int = 1,
+    ppn: int = 1,
+    overrides: Mapping[str, Any] | None = None,
+    record_timeline: bool = False,
+    **settings: Any,
+) -> Result:
+    """Simulate one configuration.
+
+    ``settings`` are further experiment settings (``stripe_count=8``, ``seed=3``).
+    """
+    experiment_overrides, profile_overrides = split_overrides(overrides)
+    built = load_system(system, profile_overrides)
+    experiment = Experiment.from_settings({"nodes": nodes, "ppn": ppn, **settings, **experiment_overrides})
+    return simulation.run(built, load_workload(workload), experiment, record_timeline=record_timeline)
+
+
+def sweep(
+    system: SystemLike,
+    workload: WorkloadLike,
+    vary: Mapping[str, Iterable[Any]],
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    **settings: Any,
+) -> pd.DataFrame:
+    """Simulate the Cartesian product of ``vary`` and return one tidy phase table.
+
+    ``vary`` maps a setting or profile field to its values, e.g.
+    ``{"nodes": [1, 2, 4], "oss.count": [8, 16]}``; each varied key is a column of the
+    result.  ``progress(done, total)`` is called after every point.
+    """
+    if not vary:
+        raise SimfsError("sweep: nothing to vary (give at least one KEY=V1,V2,...)")
+    keys = list(vary)
+    value_lists = [list(vary[key]) for key in keys]
+    for key, values in zip(keys, value_lists):
+        if not values:
+            raise SimfsError(f"sweep: --vary {key}: no values")
+    spec = load_workload(workload)
+    base_experiment, base_profile = split_overrides(overrides)
+    profile = system if isinstance(system, (Profile, LustreSystem)) else load_profile(system)
+    systems: dict[tuple, LustreSystem] = {}
+    points = list(itertools.product(*value_lists))
+    frames = []
+    for done, point in enumerate(points, start=1):
+        experiment_part, profile_part = split_overrides(dict(zip(keys, point)))
+        profile_overrides = {**base_profile, **profile_part}
+        cache_key = tuple(sorted((k, repr(v)) for k, v in profile_overrides.items()))
+        if cache_key not in systems:
+            systems[cache_key] = load_system(profile, profile_overrides)
+        experiment = Experiment.from_settings({**settings, **base_experiment, **experiment_part})
+        result = simulation.run(systems[cache_key], spec, experiment)
+        frame = result.phases
+        for key, value in zip(keys, point):
+            if key not in frame.columns:
+                frame.insert(0, key, value)
+        frames.append(frame)
+        if progress is not None:
+            progress(done, len(points))
+    return pd.concat(frames, ignore_index=True)

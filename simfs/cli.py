@@ -1,0 +1,208 @@
+"""The ``simfs`` command.
+
+Errors a user can cause print as one line (``simfs: error: ...``) with exit status 2;
+anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from simfs import __version__
+from simfs.api import load_system, load_workload, simulate, split_overrides, sweep
+from simfs.errors import SimfsError
+from simfs.report.tables import render_text, to_json, wide_table
+from simfs.systems.profile import builtin_names, load_profile
+
+EPILOG = """examples:
+  simfs systems
+  simfs show crtdc-lfs3
+  simfs simulate --system crtdc-lfs5 --workload "dd bs=1024000 count=50000" --nodes 16
+  simfs sweep --system crtdc-lfs5 --workload "dd bs=1024000 count=50000" \\
+      --vary nodes=1,2,4,8,16,32,64 --plot scaling.png
+  simfs sweep --system crtdc-lfs3 --workload "ior -a POSIX -F -t 1m -b 4g" \\
+      --vary stripe_count=1,2,4,8,16 --set nodes=16
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except SimfsError as exc:
+        print(f"simfs: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("simfs: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="simfs",
+        description="Discrete-event simulator of cluster file systems.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"simfs {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    listing = commands.add_parser("systems", help="list the built-in systems")
+    listing.set_defaults(handler=_systems)
+
+    show = commands.add_parser("show", help="print a system's assembled hardware")
+    show.add_argument("system", help="built-in name or path to a TOML profile")
+    _add_set(show)
+    show.set_defaults(handler=_show)
+
+    for name, help_text in (("simulate", "simulate one configuration"), ("sweep", "simulate a grid of settings")):
+        sub = commands.add_parser(
+            name, help=help_text, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
+        sub.add_argument("--system", required=True, help="built-in name or path to a TOML profile")
+        sub.add_argument("--workload", required=True, help='tool command line, e.g. "ior -a POSIX -F -t 1m -b 4g"')
+        sub.add_argument("--nodes", type=_positive_int, help="client nodes (default 1)")
+        sub.add_argument("--ppn", type=_positive_int, help="processes per node (default 1)")
+        _add_set(sub)
+        sub.add_argument(
+            "--format", choices=("table", "csv", "json"), default="table", help="output format (default table)"
+        )
+        if name == "simulate":
+            sub.add_argument("--per-rank", action="store_true", help="print one row per rank and phase")
+            sub.set_defaults(handler=_simulate)
+        else:
+            sub.add_argument(
+                "--vary",
+                action="append",
+                required=True,
+                metavar="KEY=V1,V2,...",
+                help="a setting or profile field and its values; repeat for a grid",
+            )
+            sub.add_argument("--plot", metavar="FILE", help="write a scaling plot (PNG, SVG or PDF)")
+            sub.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+            sub.set_defaults(handler=_sweep)
+    return parser
+
+
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override an experiment setting (nodes, ppn, stripe_count, stripe_size, stripe_offset, "
+        "seed) or any profile field (oss.count=16, client.network=1gbe); repeatable",
+    )
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _pairs(items: Sequence[str], option: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SimfsError(f"{option} {item!r}: expected KEY=VALUE")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, str]:
+    overrides = _pairs(args.set, "--set")
+    for name in ("nodes", "ppn"):
+        if getattr(args, name, None) is not None:
+            overrides[name] = str(getattr(args, name))
+    return overrides
+
+
+# -- commands ---------------------------------------------------------------------------
+def _systems(args: argparse.Namespace) -> int:
+    names = builtin_names()
+    width = max(len(n) for n in names)
+    for name in names:
+        profile = load_profile(name)
+        print(f"{name.ljust(width)}  {profile.data.get('system', {}).get('description', '')}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    _, profile_overrides = split_overrides(_pairs(args.set, "--set"))
+    print(load_system(args.system, profile_overrides).describe())
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    result = simulate(args.system, args.workload, overrides=_overrides(args))
+    frame = result.ranks if args.per_rank else result.phases
+    if args.format == "table" and not args.per_rank:
+        table = wide_table(frame, ["nodes", "ppn"])
+        print(render_text(table))
+    else:
+        _emit(frame, "csv" if args.format == "table" else args.format)
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    vary: dict[str, list[str]] = {}
+    for key, values in _pairs(args.vary, "--vary").items():
+        items = [v.strip() for v in values.split(",") if v.strip()]
+        if not items:
+            raise SimfsError(f"--vary {key}: expected one or more comma-separated values")
+        vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
+    overrides = _overrides(args)
+    load_workload(args.workload)  # fail on a bad command line before any work
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        total = 1
+        for values in vary.values():
+            total *= len(values)
+        bar = tqdm(total=total, file=sys.stderr, unit="run", leave=False, disable=None)
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        phases = sweep(args.system, args.workload, vary, overrides=overrides, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    keys = list(vary)
+    if args.format == "table":
+        print(render_text(wide_table(phases, keys)))
+    else:
+        _emit(phases, args.format)
+    if args.plot:
+        from simfs.report.plots import scaling_plot
+
+        title = f"{args.system}: {args.workload}"
+        path = scaling_plot(phases, keys, Path(args.plot), title=title)
+        print(f"plot written to {path}", file=sys.stderr)
+    return 0
+
+
+def _emit(frame, fmt: str) -> None:
+    if fmt == "csv":
+        sys.stdout.write(frame.to_csv(index=False))
+    else:
+        sys.stdout.write(to_json(frame) + "\n")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

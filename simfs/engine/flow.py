@@ -1,0 +1,92 @@
+"""Flows: an amount of work crossing an ordered path of resources.
+
+A :class:`Flow` is a SimPy event that succeeds when its last byte (or operation) has
+crossed its path, so a process simply ``yield``\\ s it::
+
+    yield network.transfer(50e9, [(client_nic, 1.0), (ost, 1.0)])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from simpy.events import Event
+
+if TYPE_CHECKING:
+    from simfs.engine.network import FluidNetwork
+    from simfs.engine.resource import Resource
+
+#: A path: (resource, weight) pairs; the flow loads a resource with ``weight * rate``.
+Path = Sequence[tuple["Resource", float]]
+
+
+class Flow(Event):
+    """Work in flight through a :class:`~simfs.engine.network.FluidNetwork`.
+
+    Create flows with :meth:`FluidNetwork.transfer`, not directly.  The event's value is
+    the flow itself, so ``flow = yield network.transfer(...)`` gives access to its
+    :attr:`start_time` and :attr:`end_time`.
+    """
+
+    __slots__ = (
+        "name",
+        "tag",
+        "work",
+        "rate_cap",
+        "share",
+        "resource_index",
+        "resource_weight",
+        "start_time",
+        "end_time",
+        "slot",
+    )
+
+    def __init__(
+        self,
+        network: FluidNetwork,
+        work: float,
+        path: Path,
+        *,
+        rate_cap: float = math.inf,
+        share: float = 1.0,
+        name: str = "",
+        tag: int = 0,
+    ) -> None:
+        super().__init__(network.env)
+        if not (math.isfinite(work) and work >= 0):
+            raise ValueError(f"work: flow {name!r} needs a finite non-negative amount, got {work!r}")
+        if not rate_cap > 0:
+            raise ValueError(f"rate_cap: flow {name!r} needs a positive cap, got {rate_cap!r}")
+        if not (math.isfinite(share) and share > 0):
+            raise ValueError(f"share: flow {name!r} needs a positive share, got {share!r}")
+        for resource, weight in path:
+            if resource.index < 0 or network.resources[resource.index] is not resource:
+                raise ValueError(f"path: resource {resource.name!r} is not in this network")
+            if not (math.isfinite(weight) and weight > 0):
+                raise ValueError(
+                    f"path: flow {name!r} has weight {weight!r} on {resource.name!r}; "
+                    "weights must be positive and finite"
+                )
+        if not path and math.isinf(rate_cap):
+            raise ValueError(f"path: flow {name!r} crosses no resource and has no rate cap")
+        self.name = name
+        self.tag = tag
+        self.work = float(work)
+        self.rate_cap = float(rate_cap)
+        self.share = float(share)
+        self.resource_index = np.fromiter((r.index for r, _ in path), dtype=np.int64)
+        self.resource_weight = np.fromiter((w for _, w in path), dtype=float)
+        self.start_time = network.env.now
+        self.end_time = math.nan
+        self.slot = -1
+
+    @property
+    def duration(self) -> float:
+        """Seconds from start to completion (NaN while in flight)."""
+        return self.end_time - self.start_time
+
+    def __repr__(self) -> str:
+        return f"Flow({self.name!r}, work={self.work:.6g})"

@@ -1,0 +1,306 @@
+"""The fluid network: flows share resources by weighted max-min fairness over time.
+
+Between two events every active flow moves at a constant rate.  Rates are re-solved
+(:func:`simfs.engine.maxmin.max_min_rates`) whenever a flow starts or ends or a capacity
+changes.  All changes at one simulated instant are coalesced into a single solve: the
+solve is a SimPy event scheduled at the current time with a priority below SimPy's own,
+so it runs after every other event of that instant (64 clients starting together cost
+one solve, not 64).  After a solve a single wake-up is scheduled for the earliest
+completion; a later solve supersedes it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import simpy
+from simpy.events import Event
+
+from simfs.engine.flow import Flow, Path
+from simfs.engine.maxmin import CAP, max_min_rates
+from simfs.engine.resource import Resource
+
+#: SimPy processes URGENT (0) then NORMAL (1) events; LATE runs after both at one instant.
+LATE = 2
+
+# A flow is complete when less than this fraction of its work remains; float round-off in
+# ``remaining -= rate * dt`` is many orders of magnitude below it.
+_DONE_REL = 1e-9
+
+
+class _Deferred(Event):
+    """An event that triggers itself at ``now + delay`` with a chosen priority.
+
+    SimPy's public ``succeed`` always uses NORMAL priority; the solve must come after
+    every NORMAL event of its instant, so this sets the triggered state itself exactly
+    as :class:`simpy.events.Timeout` does.
+    """
+
+    def __init__(self, env: simpy.Environment, delay: float, priority: int) -> None:
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        env.schedule(self, priority, delay)
+
+
+@dataclass
+class NetworkStats:
+    """Counters a run accumulates; read them after ``env.run()``."""
+
+    solves: int = 0
+    #: Work served per resource (units), in resource index order.
+    served: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: Per tag, work moved while limited by each resource; index 0 is the flow's own cap.
+    limited_work: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+class FluidNetwork:
+    """Resources plus the flows in flight through them, driven by a SimPy environment.
+
+    Parameters
+    ----------
+    env:
+        The SimPy environment whose clock the flows follow.
+    record_timeline:
+        Keep, at every solve, each resource's utilisation and flow count
+        (:meth:`timeline`).  Costs memory proportional to solves × resources.
+    """
+
+    def __init__(self, env: simpy.Environment, *, record_timeline: bool = False) -> None:
+        self.env = env
+        self._resources: list[Resource] = []
+        self._capacity = np.zeros(0)
+        self._flows: list[Flow] = []
+        self._remaining = np.zeros(0)
+        self._rate = np.zeros(0)
+        self._limiter = np.zeros(0, dtype=np.int64)
+        self._tag = np.zeros(0, dtype=np.int64)
+        self._work = np.zeros(0)
+        self._cap = np.zeros(0)
+        self._share = np.zeros(0)
+        self._last_advance = env.now
+        self._solve_pending = False
+        self._wakeup_generation = 0
+        self._record_timeline = record_timeline
+        self._timeline: list[tuple[float, np.ndarray, np.ndarray]] = []
+        self._tags: dict[str, int] = {}
+        self._cached_matrix: sp.csr_array | None = None
+        self.stats = NetworkStats()
+
+    # -- construction -------------------------------------------------------------------
+    @property
+    def resources(self) -> list[Resource]:
+        return self._resources
+
+    def add(self, resource: Resource) -> Resource:
+        """Adopt ``resource``; names must be unique within a network."""
+        if resource.index >= 0:
+            raise ValueError(f"resource {resource.name!r} already belongs to a network")
+        resource.index = len(self._resources)
+        self._resources.append(resource)
+        self._capacity = np.append(self._capacity, resource.capacity)
+        self.stats.served = np.append(self.stats.served, 0.0)
+        for work in self.stats.limited_work.values():
+            work.resize(len(self._resources) + 1, refcheck=False)
+        return resource
+
+    def add_all(self, resources: Iterable[Resource]) -> None:
+        for resource in resources:
+            self.add(resource)
+
+    def tag(self, label: str) -> int:
+        """A small integer for ``label``; flows with a tag are attributed together."""
+        if label not in self._tags:
+            self._tags[label] = len(self._tags)
+            self.stats.limited_work[self._tags[label]] = np.zeros(len(self._resources) + 1)
+        return self._tags[label]
+
+    @property
+    def tags(self) -> dict[str, int]:
+        return dict(self._tags)
+
+    # -- the process-facing API ---------------------------------------------------------
+    def transfer(
+        self,
+        work: float,
+        path: Path,
+        *,
+        rate_cap: float = math.inf,
+        share: float = 1.0,
+        name: str = "",
+        tag: int = 0,
+    ) -> Flow:
+        """Start moving ``work`` units over ``path``; returns the flow (a SimPy event)."""
+        flow = Flow(self, work, path, rate_cap=rate_cap, share=share, name=name, tag=tag)
+        if flow.work == 0:
+            flow.end_time = self.env.now
+            flow.succeed(flow)
+            return flow
+        self._advance()
+        flow.slot = len(self._flows)
+        self._flows.append(flow)
+        self._remaining = np.append(self._remaining, flow.work)
+        self._rate = np.append(self._rate, 0.0)
+        self._limiter = np.append(self._limiter, CAP)
+        self._tag = np.append(self._tag, flow.tag)
+        self._work = np.append(self._work, flow.work)
+        self._cap = np.append(self._cap, flow.rate_cap)
+        self._share = np.append(self._share, flow.share)
+        self._cached_matrix = None
+        self._request_solve()
+        return flow
+
+    def set_capacity(self, resource: Resource, capacity: float) -> None:
+        """Change a resource's nominal capacity from now on (failure, rebuild, drain)."""
+        if not (math.isfinite(capacity) and capacity > 0):
+            raise ValueError(f"capacity: {resource.name!r} needs a positive finite value")
+        self._advance()
+        self._capacity[resource.index] = capacity
+        self._request_solve()
+
+    @property
+    def active_flows(self) -> list[Flow]:
+        return list(self._flows)
+
+    def rate_of(self, flow: Flow) -> float:
+        """Current rate of an active flow (0 once it is done)."""
+        return float(self._rate[flow.slot]) if flow.slot >= 0 else 0.0
+
+    # -- internals ----------------------------------------------------------------------
+    def _request_solve(self) -> None:
+        if self._solve_pending:
+            return
+        self._solve_pending = True
+        self._wakeup_generation += 1
+        _Deferred(self.env, 0, LATE).callbacks.append(self._solve)
+
+    def _advance(self) -> None:
+        """Move every active flow forward to ``now`` at its current rate."""
+        now = self.env.now
+        elapsed = now - self._last_advance
+        self._last_advance = now
+        if elapsed <= 0 or not self._flows:
+            return
+        moved = np.minimum(self._rate * elapsed, self._remaining)
+        self._remaining -= moved
+        # Per-resource served work and per-tag limiter attribution, vectorised.
+        self.stats.served += self._resource_load(self._rate) * elapsed
+        tags = self._tag
+        width = len(self._resources) + 1
+        by_tag_limiter = np.bincount(
+            tags * width + (self._limiter + 1), weights=moved, minlength=width * (tags.max() + 1)
+        )
+        for tag, work in self.stats.limited_work.items():
+            segment = by_tag_limiter[tag * width : (tag + 1) * width]
+            if segment.size:
+                work += segment
+
+    def _resource_load(self, rate: np.ndarray) -> np.ndarray:
+        matrix = self._matrix()
+        return matrix @ rate if matrix is not None else np.zeros(len(self._resources))
+
+    def _matrix(self) -> sp.csr_array | None:
+        """The R x F weight matrix of the active flows, rebuilt only after the set changes."""
+        if not self._flows:
+            return None
+        if self._cached_matrix is None:
+            rows = np.concatenate([f.resource_index for f in self._flows])
+            data = np.concatenate([f.resource_weight for f in self._flows])
+            lengths = np.fromiter((len(f.resource_index) for f in self._flows), dtype=np.int64)
+            cols = np.repeat(np.arange(len(self._flows)), lengths)
+            self._cached_matrix = sp.csr_array((data, (rows, cols)), shape=(len(self._resources), len(self._flows)))
+        return self._cached_matrix
+
+    def _complete_finished(self) -> None:
+        if not self._flows:
+            return
+        done = self._remaining <= _DONE_REL * self._work
+        if not done.any():
+            return
+        now = self.env.now
+        keep = ~done
+        finished = [f for f, d in zip(self._flows, done) if d]
+        self._flows = [f for f, k in zip(self._flows, keep) if k]
+        for slot, flow in enumerate(self._flows):
+            flow.slot = slot
+        for name in ("_remaining", "_rate", "_limiter", "_tag", "_work", "_cap", "_share"):
+            setattr(self, name, getattr(self, name)[keep])
+        self._cached_matrix = None
+        for flow in finished:
+            flow.slot = -1
+            flow.end_time = now
+            flow.succeed(flow)
+
+    def _solve(self, _event: Event) -> None:
+        self._solve_pending = False
+        self._advance()
+        self._complete_finished()
+        self.stats.solves += 1
+        if not self._flows:
+            self._rate = np.zeros(0)
+            self._record(np.zeros(len(self._resources)), np.zeros(len(self._resources)))
+            return
+        matrix = self._matrix()
+        flow_count = np.diff(matrix.indptr)
+        capacity = self._effective_capacity(flow_count)
+        self._rate, self._limiter = max_min_rates(matrix, capacity, self._cap, self._share)
+        load = matrix @ self._rate
+        self._record(load / capacity, flow_count)
+        self._schedule_wakeup()
+
+    def _effective_capacity(self, flow_count: np.ndarray) -> np.ndarray:
+        capacity = self._capacity.copy()
+        for resource in self._resources:
+            if resource.load_model is not None and flow_count[resource.index] > 0:
+                scale = resource.capacity_at(int(flow_count[resource.index])) / resource.capacity
+                capacity[resource.index] *= scale
+        return capacity
+
+    def _schedule_wakeup(self) -> None:
+        moving = self._rate > 0
+        if not moving.any():
+            stuck = self._flows[0]
+            raise RuntimeError(f"flow {stuck.name!r} cannot progress: every rate is zero")
+        delay = float(np.min(self._remaining[moving] / self._rate[moving]))
+        self._wakeup_generation += 1
+        generation = self._wakeup_generation
+        wakeup = _Deferred(self.env, delay, simpy.events.NORMAL)
+        wakeup.callbacks.append(lambda _event: self._on_wakeup(generation))
+
+    def _on_wakeup(self, generation: int) -> None:
+        if generation != self._wakeup_generation:
+            return  # superseded by a later solve
+        self._advance()
+        self._complete_finished()
+        self._request_solve()
+
+    def _record(self, utilisation: np.ndarray, flow_count: np.ndarray) -> None:
+        if self._record_timeline:
+            self._timeline.append((self.env.now, utilisation.copy(), flow_count.copy()))
+
+    # -- results ------------------------------------------------------------------------
+    def timeline(self) -> pd.DataFrame:
+        """One row per (solve, resource): ``time_s``, ``resource``, ``kind``,
+        ``utilisation`` (0..1) and ``flow_count`` from that instant until the next row."""
+        if not self._record_timeline:
+            raise RuntimeError("this network was created without record_timeline=True")
+        names = [r.name for r in self._resources]
+        kinds = [r.kind for r in self._resources]
+        frames = [
+            pd.DataFrame(
+                {
+                    "time_s": time,
+                    "resource": names,
+                    "kind": kinds,
+                    "utilisation": util,
+                    "flow_count": count.astype(int),
+                }
+            )
+            for time, util, count in self._timeline
+        ]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -1,0 +1,97 @@
+"""Resources: anything with a capacity that flows share.
+
+A resource is a link direction, a disk, a controller, a server CPU or a metadata service.
+Its capacity is in units per second (bytes/s for data, operations/s for metadata).  The
+capacity may depend on the load the resource carries at the moment (how many flows cross
+it), which is where contention collapse is modelled: an HDD that serves more interleaved
+streams seeks more and delivers less.  Load is counted before rates are solved, so the
+solver needs no fixed-point iteration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Protocol
+
+
+class LoadModel(Protocol):
+    """Capacity as a function of load: ``model(nominal_capacity, flow_count) -> capacity``.
+
+    Implementations live next to the hardware they describe (e.g. seek thrashing in
+    ``simfs.hardware.hdd``); they must return a positive, finite capacity.
+    """
+
+    def __call__(self, nominal_capacity: float, flow_count: int) -> float: ...
+
+
+class Resource:
+    """A named capacity shared by the flows that cross it.
+
+    Parameters
+    ----------
+    name:
+        Unique, human-readable name (``"oss3.nic.rx"``); used in results and errors.
+    capacity:
+        Nominal capacity in ``unit`` per second; must be positive and finite.
+    kind:
+        The class of hardware (``"client-nic"``, ``"ost"``, ...): results attribute
+        bottlenecks by kind so that 64 identical NICs read as one cause.
+    unit:
+        ``"B"`` for bytes, ``"op"`` for metadata operations.
+    load_model:
+        Optional :class:`LoadModel`; ``None`` means the capacity does not depend on load.
+    """
+
+    __slots__ = ("_name", "_capacity", "_kind", "_unit", "_load_model", "index")
+
+    def __init__(
+        self,
+        name: str,
+        capacity: float,
+        *,
+        kind: str = "resource",
+        unit: str = "B",
+        load_model: Callable[[float, int], float] | None = None,
+    ) -> None:
+        if not name:
+            raise ValueError("name: a resource needs a non-empty name")
+        if not (isinstance(capacity, (int, float)) and math.isfinite(capacity) and capacity > 0):
+            raise ValueError(f"capacity: resource {name!r} needs a positive finite capacity, got {capacity!r}")
+        self._name = name
+        self._capacity = float(capacity)
+        self._kind = kind
+        self._unit = unit
+        self._load_model = load_model
+        # Position in the owning network's arrays, set when the network adopts it.
+        self.index = -1
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def capacity(self) -> float:
+        """Nominal capacity (units/s), before any load dependence."""
+        return self._capacity
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    @property
+    def unit(self) -> str:
+        return self._unit
+
+    @property
+    def load_model(self) -> Callable[[float, int], float] | None:
+        return self._load_model
+
+    def capacity_at(self, flow_count: int) -> float:
+        """Effective capacity while ``flow_count`` flows cross this resource."""
+        if self._load_model is None or flow_count == 0:
+            return self._capacity
+        return self._load_model(self._capacity, flow_count)
+
+    def __repr__(self) -> str:
+        return f"Resource({self._name!r}, {self._capacity:.6g} {self._unit}/s, kind={self._kind!r})"

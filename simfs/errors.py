@@ -1,0 +1,24 @@
+"""Errors a user can cause.
+
+Every error that bad input can provoke is a :class:`SimfsError`.  Its message is one line
+that names the file, line or field at fault and what was expected, so that the command
+line can print it as it is and exit non-zero without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class SimfsError(Exception):
+    """A problem with the user's input: a profile, a workload, a setting."""
+
+
+class ProfileError(SimfsError):
+    """A system profile is malformed or describes impossible hardware."""
+
+
+class WorkloadError(SimfsError):
+    """A workload command line uses an unknown or unsupported option, or a bad value."""
+
+
+class ExperimentError(SimfsError):
+    """An experiment setting (nodes, processes per node, striping, ...) is invalid."""

@@ -1,0 +1,95 @@
+"""Experiment settings: how a workload is run on a system (DESIGN.md: platform, workload
+and experiment are separate inputs).
+
+Settings a user can give with ``--nodes``, ``--set KEY=VALUE`` or ``--vary KEY=...``:
+
+=================  =========================================================  ==========
+key                meaning                                                    default
+=================  =========================================================  ==========
+``nodes``          client nodes taking part                                   1
+``ppn``            processes (ranks) per node                                 1
+``stripe_count``   stripe count of the files the workload creates (-1: all)   profile
+``stripe_size``    stripe size (bytes, or IOR-style ``1m``, ``64k``)           profile
+``stripe_offset``  -1: MDS round robin from a random start; i: fixed first OST profile
+``seed``           seed of every random choice in the run                     0
+=================  =========================================================  ==========
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from simfs.errors import ExperimentError
+from simfs.units import parse_ior_size
+
+EXPERIMENT_KEYS = ("nodes", "ppn", "stripe_count", "stripe_size", "stripe_offset", "seed")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    nodes: int = 1
+    ppn: int = 1
+    stripe_count: int | None = None
+    stripe_size: int | None = None
+    stripe_offset: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("nodes", "ppn"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ExperimentError(f"{name}: expected a positive integer, got {value!r}")
+        if self.stripe_count is not None and (self.stripe_count == 0 or self.stripe_count < -1):
+            raise ExperimentError(f"stripe_count: expected a positive integer or -1, got {self.stripe_count!r}")
+        if self.stripe_size is not None and (self.stripe_size <= 0 or self.stripe_size % 65536):
+            raise ExperimentError(
+                f"stripe_size: expected a positive multiple of 64 KiB (Lustre's minimum), got {self.stripe_size!r}"
+            )
+        if self.stripe_offset is not None and self.stripe_offset < -1:
+            raise ExperimentError(f"stripe_offset: expected -1 or an OST index, got {self.stripe_offset!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ExperimentError(f"seed: expected a non-negative integer, got {self.seed!r}")
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.ppn
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, Any]) -> Experiment:
+        """Build from loosely typed settings (CLI strings or Python values)."""
+        values: dict[str, Any] = {}
+        for key, value in settings.items():
+            if key not in EXPERIMENT_KEYS:
+                raise ExperimentError(
+                    f"unknown experiment setting {key!r} (expected one of {', '.join(EXPERIMENT_KEYS)})"
+                )
+            if value is None:
+                continue
+            values[key] = _size(key, value) if key == "stripe_size" else _integer(key, value)
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _integer(key: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise ExperimentError(f"{key}: expected an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ExperimentError(f"{key}: expected an integer, got {value!r}") from None
+
+
+def _size(key: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    try:
+        return parse_ior_size(str(value))
+    except ValueError:
+        raise ExperimentError(f"{key}: expected a size such as 1048576 or 1m, got {value!r}") from None

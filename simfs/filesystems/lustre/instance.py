@@ -1,0 +1,157 @@
+"""A Lustre model built for one run: the resources, and the paths that I/O takes.
+
+Data path of a buffered write from a client to a file striped over OSTs ``o_k`` that
+hold fractions ``f_k`` of the rank's bytes (``sum f_k = 1``)::
+
+    client core (copy)  ->  client NIC tx  ->  fabric core  ->
+        for each OSS s:   NIC rx and CPU, weight sum(f_k for o_k on s)
+        for each OST o_k: controller (if any) and the OST device, weight f_k
+
+Reads take the opposite NIC directions.  An SSD OST's capacity is its write bandwidth;
+a read byte costs ``write_Bps / read_Bps`` of it, so that mixed traffic shares one device.
+
+Rate caps (per rank): one core's copy rate for buffered I/O; the RPC window
+``touched_osts x max_rpcs_in_flight x rpc_size / rpc_latency`` (Little's law: at most
+that many bytes in flight per round trip); for O_DIRECT one transfer per round trip.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from simfs.engine import Flow, FluidNetwork, Path, Resource
+from simfs.filesystems.lustre.layout import Layout, OstAllocator
+from simfs.filesystems.lustre.system import LustreSystem
+from simfs.hardware import ClientNode, Server, SwitchSpec
+
+
+@dataclass(frozen=True)
+class RateCap:
+    """A rank's rate cap and what sets it (reported as the bottleneck when it binds)."""
+
+    rate_Bps: float
+    reason: str
+
+
+class LustreInstance:
+    """The resources of ``system`` for a run on ``nodes`` client nodes."""
+
+    def __init__(
+        self,
+        system: LustreSystem,
+        network: FluidNetwork,
+        nodes: int,
+        rng: np.random.Generator,
+        stripe_offset: int | None = None,
+    ) -> None:
+        if nodes > system.client_count:
+            raise ValueError(f"nodes: {system.name} has {system.client_count} clients, asked for {nodes}")
+        self.system = system
+        self.network = network
+        self.clients: list[ClientNode] = [system.client.build(i) for i in range(nodes)]
+        fabric = SwitchSpec(
+            port_count=system.client_count + system.oss_count + 1,
+            port_bandwidth_Bps=system.client.network.bandwidth_Bps,
+            blocking_factor=system.fabric_blocking_factor,
+        )
+        self.fabric = fabric.core_resource()
+        self.mds = Resource("mds.service", 1.0, kind="mds", unit="s")
+        self.oss: list[Server] = [system.oss.build(f"oss{i}", "oss") for i in range(system.oss_count)]
+        ost_capacity = system.ost.bandwidth_Bps("write")
+        self.osts = [Resource(f"ost{i}", ost_capacity, kind="ost") for i in range(system.ost_count)]
+        self.ost_read_weight = ost_capacity / system.ost.bandwidth_Bps("read")
+        self.controllers = (
+            [system.controller.resource(f"controller{i}") for i in range(system.controller_total)]
+            if system.controller is not None
+            else []
+        )
+        for client in self.clients:
+            network.add_all(client.resources)
+        network.add(self.fabric)
+        network.add(self.mds)
+        for server in self.oss:
+            network.add_all(server.resources)
+        network.add_all(self.osts)
+        network.add_all(self.controllers)
+        offset = system.tunables.stripe_offset if stripe_offset is None else stripe_offset
+        self.allocator = OstAllocator([system.oss_of_ost(i) for i in range(system.ost_count)], offset, rng)
+
+    # -- metadata -----------------------------------------------------------------------
+    def metadata(self, op: str, tag: int = 0) -> Flow:
+        """One metadata RPC (``create``, ``open``, ``close``) served by the MDS."""
+        return self.network.transfer(
+            1.0,
+            [(self.mds, 1.0 / self.system.mds.rate(op))],
+            rate_cap=1.0 / self.system.tunables.metadata_latency_s,
+            name=f"mds.{op}",
+            tag=tag,
+        )
+
+    def allocate(self, stripe_count: int, stripe_size_bytes: int) -> Layout:
+        return self.allocator.allocate(stripe_count, stripe_size_bytes)
+
+    # -- data ---------------------------------------------------------------------------
+    def data_path(
+        self, node: int, layout: Layout, stripe_share: np.ndarray, op: str, *, copy: bool, network: bool = True
+    ) -> Path:
+        """The path of a rank's data on ``node``; ``stripe_share`` sums to 1.
+
+        ``copy`` includes the client core's copy (buffered I/O); ``network=False`` gives
+        the copy alone (bytes landing in the page cache).
+        """
+        client = self.clients[node]
+        path: list[tuple[Resource, float]] = []
+        if copy:
+            path.append((client.cpu, 1.0 / client.spec.copy_Bps(op)))
+        if not network:
+            return path
+        path.append((client.nic_tx if op == "write" else client.nic_rx, 1.0))
+        path.append((self.fabric, 1.0))
+        oss_share: dict[int, float] = defaultdict(float)
+        ost_weight = 1.0 if op == "write" else self.ost_read_weight
+        for k, share in enumerate(stripe_share):
+            if share <= 0:
+                continue
+            ost = layout.osts[k]
+            oss_share[self.system.oss_of_ost(ost)] += share
+            if self.controllers:
+                path.append((self.controllers[self.system.controller_of_ost(ost)], share))
+            path.append((self.osts[ost], share * ost_weight))
+        for oss_index, share in oss_share.items():
+            server = self.oss[oss_index]
+            path.append((server.nic_rx if op == "write" else server.nic_tx, share))
+            path.append((server.cpu, share))
+        return path
+
+    def rate_cap(
+        self, layout: Layout, stripe_share: np.ndarray, op: str, *, direct: bool, transfer_size_bytes: int
+    ) -> RateCap:
+        """The tightest per-rank cap and its reason."""
+        t = self.system.tunables
+        caps = []
+        if direct:
+            caps.append(RateCap(transfer_size_bytes / t.rpc_latency_s, "direct-io-latency"))
+        else:
+            caps.append(RateCap(self.system.client.copy_Bps(op), "client-core"))
+            caps.append(RateCap(self.rpc_window_Bps(stripe_share), "rpc-window"))
+        return min(caps, key=lambda cap: cap.rate_Bps)
+
+    def rpc_window_Bps(self, stripe_share: np.ndarray) -> float:
+        """Bytes a client can keep in flight per round trip to the OSTs it uses."""
+        t = self.system.tunables
+        touched = int(np.count_nonzero(stripe_share > 0))
+        return touched * t.max_rpcs_in_flight * t.rpc_size_bytes / t.rpc_latency_s
+
+    def dirty_limit_bytes(self, stripe_share: np.ndarray, ranks_on_node: int) -> float:
+        """Dirty bytes one writer may leave in the page cache: Lustre's per-OSC limit
+        over the OSTs it writes, bounded by its share of the kernel's dirty limit."""
+        touched = int(np.count_nonzero(stripe_share > 0))
+        per_osc = touched * self.system.tunables.max_dirty_bytes_per_osc
+        return min(per_osc, self.system.client.dirty_limit_bytes / ranks_on_node)
+
+    @property
+    def resources(self) -> list[Resource]:
+        return list(self.network.resources)

@@ -1,0 +1,108 @@
+"""Lustre file layouts: striping and OST allocation.
+
+A file with stripe count ``c`` and stripe size ``S`` stores byte ``x`` in stripe object
+``(x // S) % c``.  The MDS picks the ``c`` OSTs when the file is created:
+
+* default (``stripe_offset = -1``): round robin over a list that interleaves OSTs by
+  OSS, starting at a random position and advancing by ``c`` per file, as Lustre's RR
+  allocator does when space is balanced (Lustre Operations Manual, "Managing free space":
+  round-robin allocator; lov_qos.c);
+* fixed (``stripe_offset = i``): stripes on OSTs ``i, i+1, ...`` in index order for every
+  file (``lfs setstripe -i i``), so all files start on the same OST.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where one file's stripes live: ``osts[k]`` holds stripe object ``k``."""
+
+    osts: tuple[int, ...]
+    stripe_size_bytes: int
+
+    @property
+    def stripe_count(self) -> int:
+        return len(self.osts)
+
+
+class OstAllocator:
+    """Chooses OSTs for new files (one allocator per MDS, per run).
+
+    Parameters
+    ----------
+    oss_of_ost: for each OST index, the index of the OSS that serves it.
+    stripe_offset: -1 for round robin from a random start, or a fixed first OST.
+    rng: the run's random generator (only the random start uses it).
+    """
+
+    def __init__(self, oss_of_ost: list[int], stripe_offset: int, rng: np.random.Generator) -> None:
+        ost_count = len(oss_of_ost)
+        if not -1 <= stripe_offset < ost_count:
+            raise ValueError(f"stripe_offset: expected -1 or 0..{ost_count - 1}, got {stripe_offset}")
+        self._ost_count = ost_count
+        self._offset = stripe_offset
+        # Interleave by OSS: first OST of every OSS, then the second of every OSS, ...
+        rank_in_oss = [sum(1 for j in range(i) if oss_of_ost[j] == oss_of_ost[i]) for i in range(ost_count)]
+        self._rr_order = sorted(range(ost_count), key=lambda i: (rank_in_oss[i], oss_of_ost[i]))
+        self._next = int(rng.integers(ost_count)) if stripe_offset == -1 else 0
+
+    @property
+    def ost_count(self) -> int:
+        return self._ost_count
+
+    def allocate(self, stripe_count: int, stripe_size_bytes: int) -> Layout:
+        if stripe_count == -1:
+            stripe_count = self._ost_count
+        if not 1 <= stripe_count <= self._ost_count:
+            raise ValueError(f"stripe_count: expected 1..{self._ost_count} (or -1 for all OSTs), got {stripe_count}")
+        if self._offset >= 0:
+            osts = tuple((self._offset + k) % self._ost_count for k in range(stripe_count))
+        else:
+            osts = tuple(self._rr_order[(self._next + k) % self._ost_count] for k in range(stripe_count))
+            self._next = (self._next + stripe_count) % self._ost_count
+        return Layout(osts, stripe_size_bytes)
+
+
+def stripe_bytes(offset: int, length: int, stripe_size: int, stripe_count: int) -> np.ndarray:
+    """Bytes of ``[offset, offset + length)`` that land in each of the stripe objects."""
+    result = np.zeros(stripe_count)
+    if length <= 0:
+        return result
+    first_unit = offset // stripe_size
+    last_unit = (offset + length - 1) // stripe_size
+    k = np.arange(stripe_count)
+    # Units u in [first_unit, last_unit] with u % stripe_count == k.
+    units = (last_unit - k) // stripe_count - (first_unit - 1 - k) // stripe_count
+    result += units * stripe_size
+    result[first_unit % stripe_count] -= offset - first_unit * stripe_size
+    result[last_unit % stripe_count] -= (last_unit + 1) * stripe_size - (offset + length)
+    return result
+
+
+def segmented_stripe_bytes(
+    first_offset: int, block: int, stride: int, segments: int, stripe_size: int, stripe_count: int
+) -> np.ndarray:
+    """Bytes per stripe object of ``segments`` blocks at ``first_offset + k * stride``.
+
+    Offsets modulo one stripe cycle repeat with period ``cycle / gcd(stride, cycle)``, so
+    only one period is computed however many segments there are.
+    """
+    cycle = stripe_size * stripe_count
+    period = cycle // math.gcd(stride % cycle or cycle, cycle)
+    counted = min(segments, period)
+    one_pass = np.zeros(stripe_count)
+    for seg in range(counted):
+        one_pass += stripe_bytes(first_offset + seg * stride, block, stripe_size, stripe_count)
+    if segments <= period:
+        return one_pass
+    full, rest = divmod(segments, period)
+    tail = np.zeros(stripe_count)
+    for seg in range(rest):
+        tail += stripe_bytes(first_offset + seg * stride, block, stripe_size, stripe_count)
+    return one_pass * full + tail

@@ -1,0 +1,274 @@
+"""A Lustre installation as described by a system profile (hardware + default tunables).
+
+The profile sections (see ``docs/reference/profile-format.md``) map one to one onto the
+specs here: ``[client]`` -> :class:`~simfs.hardware.ClientSpec`, ``[oss]`` ->
+:class:`~simfs.hardware.ServerSpec`, ``[ost]`` -> :class:`~simfs.hardware.RaidSet`,
+``[controller]`` -> :class:`~simfs.hardware.ControllerSpec`, ``[mds]`` ->
+:class:`MdsSpec`, ``[lustre]`` -> :class:`LustreTunables`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simfs.errors import ProfileError
+from simfs.hardware import (
+    LINK_PRESETS,
+    ClientSpec,
+    ControllerSpec,
+    HddSpec,
+    LinkSpec,
+    RaidSet,
+    ServerSpec,
+    SsdSpec,
+)
+from simfs.hardware.raid import PARITY_DISKS
+from simfs.systems.profile import REQUIRED, Profile
+from simfs.units import format_bytes
+
+
+@dataclass(frozen=True)
+class LustreTunables:
+    """Striping defaults and client RPC settings.
+
+    Attributes
+    ----------
+    stripe_count: default stripe count (-1: all OSTs).
+    stripe_size_bytes: default stripe size.
+    stripe_offset: -1 for the MDS's round robin, or a fixed first OST index.
+    max_rpcs_in_flight: concurrent bulk RPCs per OSC (client x OST).
+    rpc_size_bytes: bulk RPC size (max_pages_per_rpc x page size).
+    max_dirty_bytes_per_osc: dirty page-cache bytes a client may hold per OSC.
+    rpc_latency_s: round trip of one bulk RPC without queueing (network + server).
+    metadata_latency_s: round trip of one metadata RPC without queueing.
+    """
+
+    stripe_count: int
+    stripe_size_bytes: int
+    stripe_offset: int
+    max_rpcs_in_flight: int
+    rpc_size_bytes: int
+    max_dirty_bytes_per_osc: int
+    rpc_latency_s: float
+    metadata_latency_s: float
+
+
+@dataclass(frozen=True)
+class MdsSpec:
+    """Metadata service rates (operations/s of one MDS) for create, open and close."""
+
+    create_per_s: float
+    open_per_s: float
+    close_per_s: float
+
+    def rate(self, op: str) -> float:
+        return {"create": self.create_per_s, "open": self.open_per_s, "close": self.close_per_s}[op]
+
+
+@dataclass(frozen=True)
+class LustreSystem:
+    """Everything needed to build a Lustre model for a run."""
+
+    name: str
+    description: str
+    client: ClientSpec
+    client_count: int
+    fabric_blocking_factor: float
+    mds: MdsSpec
+    oss: ServerSpec
+    oss_count: int
+    osts_per_oss: int
+    ost: RaidSet
+    controller: ControllerSpec | None
+    controller_count: int
+    controller_attached: str
+    tunables: LustreTunables
+    origin: str
+
+    @property
+    def ost_count(self) -> int:
+        return self.oss_count * self.osts_per_oss
+
+    def oss_of_ost(self, ost: int) -> int:
+        """OSTs are numbered consecutively per OSS (OST0000, OST0001 on OSS 0, ...)."""
+        return ost // self.osts_per_oss
+
+    def controller_of_ost(self, ost: int) -> int:
+        """Which controller serves ``ost``.
+
+        ``shared`` controllers (a SAN array such as a DDN couplet) take LUNs alternately
+        (LUN i on controller i mod n); ``per-oss`` controllers are HBAs inside each OSS,
+        ``controller_count`` of them per server, taking that server's OSTs alternately.
+        """
+        if self.controller_attached == "per-oss":
+            oss = self.oss_of_ost(ost)
+            return oss * self.controller_count + (ost % self.osts_per_oss) % self.controller_count
+        return ost % self.controller_count
+
+    @property
+    def controller_total(self) -> int:
+        if self.controller is None:
+            return 0
+        return self.controller_count * (self.oss_count if self.controller_attached == "per-oss" else 1)
+
+    # -- construction from a profile ----------------------------------------------------
+    @classmethod
+    def from_profile(cls, profile: Profile) -> LustreSystem:
+        networks = _networks(profile)
+
+        def link(key: str) -> LinkSpec:
+            name = profile.string(key)
+            if name not in networks:
+                raise ProfileError(
+                    f"{profile.origin}: {key}: unknown network {name!r} (expected one of {', '.join(sorted(networks))})"
+                )
+            return networks[name]
+
+        try:
+            client = ClientSpec(
+                cores=profile.number("client.cores", integer=True, positive=True),
+                memory_bytes=profile.number("client.memory_bytes", positive=True),
+                network=link("client.network"),
+                copy_write_Bps=profile.number("client.copy_write_Bps", positive=True),
+                copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
+                dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
+            )
+            oss = ServerSpec(network=link("oss.network"), cpu_Bps=profile.number("oss.cpu_Bps", positive=True))
+            drive_kind = profile.string("ost.drive", choices={"hdd", "ssd"})
+            drive = _hdd(profile) if drive_kind == "hdd" else _ssd(profile)
+            ost = RaidSet(
+                level=profile.string("ost.raid_level", choices=set(PARITY_DISKS)),
+                disk_count=profile.number("ost.disks", integer=True, positive=True),
+                drive=drive,
+            )
+            controller = None
+            controller_count = 1
+            controller_attached = "shared"
+            if profile.has("controller"):
+                controller = ControllerSpec(profile.number("controller.bandwidth_Bps", positive=True))
+                controller_count = profile.number("controller.count", integer=True, positive=True)
+                controller_attached = profile.string("controller.attached", "shared", choices={"shared", "per-oss"})
+        except ValueError as exc:  # a spec's own check, naming its field
+            raise ProfileError(f"{profile.origin}: {exc}") from None
+
+        tunables = LustreTunables(
+            stripe_count=profile.number("lustre.stripe_count", integer=True, minimum=-1),
+            stripe_size_bytes=profile.number("lustre.stripe_size_bytes", integer=True, minimum=65536),
+            stripe_offset=profile.number("lustre.stripe_offset", -1, integer=True, minimum=-1),
+            max_rpcs_in_flight=profile.number("lustre.max_rpcs_in_flight", integer=True, positive=True),
+            rpc_size_bytes=profile.number("lustre.rpc_size_bytes", integer=True, positive=True),
+            max_dirty_bytes_per_osc=profile.number("lustre.max_dirty_bytes_per_osc", integer=True, positive=True),
+            rpc_latency_s=profile.number("lustre.rpc_latency_s", positive=True),
+            metadata_latency_s=profile.number("lustre.metadata_latency_s", positive=True),
+        )
+        if tunables.stripe_size_bytes % 65536:
+            raise ProfileError(f"{profile.origin}: lustre.stripe_size_bytes: expected a multiple of 65536")
+        system = cls(
+            name=profile.string("system.name"),
+            description=profile.string("system.description"),
+            client=client,
+            client_count=profile.number("client.count", integer=True, positive=True),
+            fabric_blocking_factor=profile.number("fabric.blocking_factor", 1.0, minimum=1),
+            mds=MdsSpec(
+                create_per_s=profile.number("mds.create_per_s", positive=True),
+                open_per_s=profile.number("mds.open_per_s", positive=True),
+                close_per_s=profile.number("mds.close_per_s", positive=True),
+            ),
+            oss=oss,
+            oss_count=profile.number("oss.count", integer=True, positive=True),
+            osts_per_oss=profile.number("oss.osts_per_oss", integer=True, positive=True),
+            ost=ost,
+            controller=controller,
+            controller_count=controller_count,
+            controller_attached=controller_attached,
+            tunables=tunables,
+            origin=profile.origin,
+        )
+        if tunables.stripe_count > system.ost_count:
+            raise ProfileError(
+                f"{profile.origin}: lustre.stripe_count: {tunables.stripe_count} is more than "
+                f"the {system.ost_count} OSTs"
+            )
+        if not -1 <= tunables.stripe_offset < system.ost_count:
+            raise ProfileError(f"{profile.origin}: lustre.stripe_offset: expected -1 or 0..{system.ost_count - 1}")
+        profile.string("system.filesystem", choices={"lustre"})
+        profile.check_all_read(ignore=("system.sources",))
+        return system
+
+    # -- description --------------------------------------------------------------------
+    def describe(self) -> str:
+        """A human-readable summary of the assembled hardware (``simfs show``)."""
+        c, t = self.client, self.tunables
+        ost_write = self.ost.bandwidth_Bps("write")
+        ost_read = self.ost.bandwidth_Bps("read")
+        lines = [
+            f"{self.name}: {self.description}",
+            f"  profile: {self.origin}",
+            f"  clients: {self.client_count} x ({c.cores} cores, {format_bytes(c.memory_bytes)} RAM, "
+            f"{c.network.name} {c.network.bandwidth_Bps / 1e9:.3g} GB/s, "
+            f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
+            f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
+            f"  MDS: create {self.mds.create_per_s:g}/s, open {self.mds.open_per_s:g}/s, "
+            f"close {self.mds.close_per_s:g}/s",
+            f"  OSS: {self.oss_count} x ({self.oss.network.name} {self.oss.network.bandwidth_Bps / 1e9:.3g} GB/s, "
+            f"CPU {self.oss.cpu_Bps / 1e9:.3g} GB/s), {self.osts_per_oss} OST(s) each",
+            f"  OST: {self.ost_count} x {self.ost.level} of {self.ost.disk_count} {_drive_name(self.ost.drive)} "
+            f"= {ost_write / 1e6:.0f}/{ost_read / 1e6:.0f} MB/s write/read",
+        ]
+        if self.controller is not None:
+            where = "per OSS" if self.controller_attached == "per-oss" else "shared by all OSS"
+            lines.append(
+                f"  controllers: {self.controller_count} {where} x "
+                f"{self.controller.bandwidth_Bps / 1e9:.3g} GB/s ({self.controller_total} in all)"
+            )
+        lines.append(
+            f"  striping: count {t.stripe_count}, size {format_bytes(t.stripe_size_bytes)}, "
+            f"offset {t.stripe_offset}; RPCs: {t.max_rpcs_in_flight} x {format_bytes(t.rpc_size_bytes)} "
+            f"in flight per OSC, {t.rpc_latency_s * 1e3:.3g} ms round trip; "
+            f"max dirty {format_bytes(t.max_dirty_bytes_per_osc)} per OSC"
+        )
+        back_end = self.ost_count * min(ost_write, ost_read)
+        if self.controller is not None:
+            back_end = min(back_end, self.controller_total * self.controller.bandwidth_Bps)
+        server_side = min(back_end, self.oss_count * self.oss.network.bandwidth_Bps)
+        lines.append(f"  server-side streaming ceiling: {server_side / 1e9:.3g} GB/s")
+        return "\n".join(lines)
+
+
+def _networks(profile: Profile) -> dict[str, LinkSpec]:
+    networks = dict(LINK_PRESETS)
+    for name in profile.table("networks", {}):
+        base = networks.get(name)
+        networks[name] = LinkSpec(
+            name=name,
+            bandwidth_Bps=profile.number(
+                f"networks.{name}.bandwidth_Bps", base.bandwidth_Bps if base else REQUIRED, positive=True
+            ),
+            latency_s=profile.number(f"networks.{name}.latency_s", base.latency_s if base else 0.0, minimum=0),
+            source=f"{profile.origin} [networks.{name}]",
+        )
+    return networks
+
+
+def _hdd(profile: Profile) -> HddSpec:
+    return HddSpec(
+        sustained_Bps=profile.number("ost.hdd.sustained_Bps", positive=True),
+        average_seek_s=profile.number("ost.hdd.average_seek_s", 0.0, minimum=0),
+        rpm=profile.number("ost.hdd.rpm", 0.0, minimum=0),
+    )
+
+
+def _ssd(profile: Profile) -> SsdSpec:
+    return SsdSpec(
+        read_Bps=profile.number("ost.ssd.read_Bps", positive=True),
+        write_Bps=profile.number("ost.ssd.write_Bps", positive=True),
+        read_iops=profile.number("ost.ssd.read_iops", 0.0, minimum=0),
+        write_iops=profile.number("ost.ssd.write_iops", 0.0, minimum=0),
+    )
+
+
+def _drive_name(drive: object) -> str:
+    if isinstance(drive, HddSpec):
+        return f"HDD ({drive.sustained_Bps / 1e6:.0f} MB/s)"
+    assert isinstance(drive, SsdSpec)
+    return f"SSD ({drive.read_Bps / 1e6:.0f}/{drive.write_Bps / 1e6:.0f} MB/s read/write)"

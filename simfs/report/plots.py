@@ -1,0 +1,55 @@
+"""Plots of sweeps: aggregate and per-node bandwidth against the varied setting."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display needed on a cluster login node
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from simfs.report.tables import wide_table  # noqa: E402
+
+
+def scaling_plot(phases: pd.DataFrame, keys: Sequence[str], path: str | Path, title: str = "") -> Path:
+    """Two panels (aggregate GB/s, per-node MB/s) against ``keys[0]``; one line per phase
+    and per combination of the other keys."""
+    x_key, other = keys[0], list(keys[1:])
+    table = wide_table(phases, keys)
+    phase_names = list(dict.fromkeys(phases["phase"]))
+    fig, (ax_agg, ax_node) = plt.subplots(1, 2, figsize=(11, 4.2))
+    groups = table.groupby(other, sort=False) if other else [((), table)]
+    for values, group in groups:
+        values = values if isinstance(values, tuple) else (values,)
+        suffix = ", ".join(f"{k}={v}" for k, v in zip(other, values))
+        for phase in phase_names:
+            label = f"{phase} ({suffix})" if suffix else phase
+            ax_agg.plot(group[x_key], group[f"{phase} agg GB/s"], marker="o", label=label)
+            ax_node.plot(group[x_key], group[f"{phase} per-node MB/s"], marker="o", label=label)
+    numeric = pd.api.types.is_numeric_dtype(table[x_key])
+    for ax, ylabel in ((ax_agg, "aggregate bandwidth (GB/s)"), (ax_node, "per-node bandwidth (MB/s)")):
+        if numeric and (table[x_key] > 0).all() and table[x_key].max() / table[x_key].min() >= 8:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sorted(set(table[x_key])), [str(v) for v in sorted(set(table[x_key]))])
+        ax.set_xlabel(x_key)
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    # Write beside the target and rename, so an interrupted run leaves no half a PNG.
+    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
+    try:
+        fig.savefig(partial, dpi=110)
+        os.replace(partial, path)
+    finally:
+        plt.close(fig)
+        partial.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,65 @@
+"""Tables for people: the tidy phase table pivoted to one row per configuration.
+
+Aggregate bandwidth prints in GB/s and per-node bandwidth in MB/s (10^9 and 10^6 bytes/s,
+the units of the CRT-DC seed); tidy CSV/JSON keep SI bytes/s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+
+def wide_table(phases: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """One row per combination of ``keys``; per phase: aggregate, per node, bottleneck.
+
+    Iterations are averaged (bandwidths) or the most frequent bottleneck is kept.
+    """
+    order = list(dict.fromkeys(phases["phase"]))
+    rows = []
+    for values, group in phases.groupby(list(keys), sort=False):
+        values = values if isinstance(values, tuple) else (values,)
+        row = dict(zip(keys, values))
+        for phase in order:
+            sub = group[group["phase"] == phase]
+            if sub.empty:
+                continue
+            row[f"{phase} agg GB/s"] = sub["agg_bw_Bps"].mean() / 1e9
+            row[f"{phase} per-node MB/s"] = sub["per_node_bw_Bps"].mean() / 1e6
+            row[f"{phase} bottleneck"] = sub["bottleneck"].mode().iloc[0]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def render_text(frame: pd.DataFrame) -> str:
+    """Aligned plain text, numbers with three significant decimals."""
+
+    def cell(value: object) -> str:
+        if isinstance(value, float):
+            return f"{value:.3f}" if abs(value) < 1e5 else f"{value:.4g}"
+        return str(value)
+
+    columns = list(frame.columns)
+    cells = [[cell(v) for v in row] for row in frame.itertuples(index=False)]
+    widths = [max(len(str(c)), *(len(r[i]) for r in cells)) if cells else len(str(c)) for i, c in enumerate(columns)]
+    lines = ["  ".join(str(c).rjust(w) for c, w in zip(columns, widths))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
+    return "\n".join(lines)
+
+
+def to_json(frame: pd.DataFrame) -> str:
+    """Strict JSON (no NaN/Infinity tokens): a list of row objects."""
+    records = frame.to_dict(orient="records")
+    clean = [{k: _strict(v) for k, v in rec.items()} for rec in records]
+    return json.dumps(clean, indent=1)
+
+
+def _strict(value: object) -> object:
+    if hasattr(value, "item"):
+        value = value.item()  # numpy scalar -> Python
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

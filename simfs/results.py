@@ -1,0 +1,130 @@
+"""Results: flat records that become tidy DataFrames (one row per run and phase, or per
+rank and phase), with units in the column names.
+
+Aggregate bandwidth is reported the way each tool reports it (``agg_bw_Bps``):
+
+* ``makespan`` (IOR): all bytes of the phase over (last close - first open);
+* ``sum_of_ranks`` (dd as run by the CRT-DC seed): every rank's own rate
+  ``bytes / (its close - its open)``, summed over ranks.
+
+Both raw forms are always present (``bw_Bps``, ``sum_rank_bw_Bps``), so that results
+from different tools can be compared on one footing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from simfs.experiment import Experiment
+from simfs.workloads.spec import WorkloadSpec
+
+
+@dataclass(frozen=True)
+class RankRecord:
+    iteration: int
+    phase: str
+    op: str
+    rank: int
+    node: int
+    bytes: int
+    open_s: float
+    close_s: float
+
+
+@dataclass(frozen=True)
+class PhaseAttribution:
+    """Work moved during a phase while limited by each kind of resource (or rate cap)."""
+
+    iteration: int
+    phase: str
+    work_by_limiter: dict[str, float]
+
+    @property
+    def bottleneck(self) -> tuple[str, float]:
+        """The limiter that held most of the phase's bytes, and that share (0..1)."""
+        total = sum(self.work_by_limiter.values())
+        if total <= 0:
+            return "", 0.0
+        kind = max(self.work_by_limiter, key=self.work_by_limiter.__getitem__)
+        return kind, self.work_by_limiter[kind] / total
+
+
+@dataclass
+class Result:
+    """The outcome of one simulated run."""
+
+    system: str
+    workload: WorkloadSpec
+    experiment: Experiment
+    stripe_count: int
+    stripe_size_bytes: int
+    rank_records: list[RankRecord]
+    attribution: list[PhaseAttribution]
+    timeline: pd.DataFrame | None = None
+    #: Per resource: name, kind, unit, capacity_per_s, served (work units over the run).
+    resource_usage: pd.DataFrame | None = None
+    solves: int = 0
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def run_columns(self) -> dict[str, Any]:
+        """Columns that identify the run in every table."""
+        return {
+            "system": self.system,
+            "tool": self.workload.tool,
+            "nodes": self.experiment.nodes,
+            "ppn": self.experiment.ppn,
+            "ranks": self.experiment.ranks,
+            "stripe_count": self.stripe_count,
+            "stripe_size_bytes": self.stripe_size_bytes,
+            "seed": self.experiment.seed,
+            **self.settings,
+        }
+
+    @property
+    def ranks(self) -> pd.DataFrame:
+        """One row per (iteration, phase, rank)."""
+        frame = pd.DataFrame([r.__dict__ for r in self.rank_records])
+        frame["time_s"] = frame["close_s"] - frame["open_s"]
+        frame["bw_Bps"] = frame["bytes"] / frame["time_s"]
+        for name, value in reversed(list(self.run_columns().items())):
+            frame.insert(0, name, value)
+        return frame.sort_values(["iteration", "phase", "rank"], kind="stable").reset_index(drop=True)
+
+    @property
+    def phases(self) -> pd.DataFrame:
+        """One row per (iteration, phase) with aggregate and per-node bandwidth."""
+        ranks = self.ranks
+        order = {spec.label: i for i, spec in enumerate(self.workload.phases)}
+        bottlenecks = {(a.iteration, a.phase): a.bottleneck for a in self.attribution}
+        rows = []
+        for (iteration, phase), group in ranks.groupby(["iteration", "phase"], sort=False):
+            total = int(group["bytes"].sum())
+            elapsed = group["close_s"].max() - group["open_s"].min()
+            bw = total / elapsed
+            sum_rank = float(group["bw_Bps"].sum())
+            aggregate = sum_rank if self.workload.aggregate == "sum_of_ranks" else bw
+            limiter, share = bottlenecks.get((iteration, phase), ("", 0.0))
+            rows.append(
+                {
+                    **self.run_columns(),
+                    "iteration": iteration,
+                    "phase": phase,
+                    "op": group["op"].iloc[0],
+                    "bytes": total,
+                    "time_s": elapsed,
+                    "bw_Bps": bw,
+                    "sum_rank_bw_Bps": sum_rank,
+                    "agg_bw_Bps": aggregate,
+                    "per_node_bw_Bps": aggregate / self.experiment.nodes,
+                    "min_rank_bw_Bps": float(group["bw_Bps"].min()),
+                    "max_rank_bw_Bps": float(group["bw_Bps"].max()),
+                    "bottleneck": limiter,
+                    "bottleneck_share": share,
+                    "_order": (iteration, order.get(phase, 0)),
+                }
+            )
+        frame = pd.DataFrame(rows).sort_values("_order", kind="stable").drop(columns="_order")
+        return frame.reset_index(drop=True)

@@ -1,0 +1,205 @@
+"""Run one workload on one system under one experiment: the rank programs.
+
+Every rank is a SimPy process.  For each iteration and phase it waits at a global
+barrier (IOR's barrier before open; the seed's dd runs started all nodes together),
+then opens (create on write), moves its bytes as flows, optionally fsyncs, and closes.
+
+Buffered writes model the page cache's dirty limit: a writer may run ahead of the
+network by at most its dirty limit, so the application sees
+``(bytes - dirty) / R + dirty / copy_rate`` and the last ``dirty`` bytes drain in the
+background after it returns (unless the phase fsyncs, which waits for them).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from simfs.engine import FluidNetwork
+from simfs.engine.barrier import Barrier
+from simfs.errors import ExperimentError
+from simfs.experiment import Experiment
+from simfs.filesystems.lustre import (
+    Layout,
+    LustreInstance,
+    LustreSystem,
+    segmented_stripe_bytes,
+    stripe_bytes,
+)
+from simfs.results import PhaseAttribution, RankRecord, Result
+from simfs.workloads.spec import PhaseSpec, WorkloadSpec
+
+
+def run(
+    system: LustreSystem,
+    workload: WorkloadSpec,
+    experiment: Experiment,
+    *,
+    record_timeline: bool = False,
+) -> Result:
+    """Simulate ``workload`` on ``system``; see :func:`simfs.simulate` for the friendly API."""
+    tunables = system.tunables
+    if experiment.nodes > system.client_count:
+        raise ExperimentError(
+            f"nodes: {system.name} has {system.client_count} client nodes, asked for {experiment.nodes} "
+            "(raise client.count with --set to model a larger cluster)"
+        )
+    stripe_count = tunables.stripe_count if experiment.stripe_count is None else experiment.stripe_count
+    stripe_count = system.ost_count if stripe_count == -1 else stripe_count
+    if stripe_count > system.ost_count:
+        raise ExperimentError(f"stripe_count: {stripe_count} is more than the {system.ost_count} OSTs of {system.name}")
+    stripe_size = tunables.stripe_size_bytes if experiment.stripe_size is None else experiment.stripe_size
+    stripe_offset = tunables.stripe_offset if experiment.stripe_offset is None else experiment.stripe_offset
+    if stripe_offset >= system.ost_count:
+        raise ExperimentError(
+            f"stripe_offset: {stripe_offset} is not an OST index of {system.name} (0..{system.ost_count - 1})"
+        )
+
+    env = simpy.Environment()
+    network = FluidNetwork(env, record_timeline=record_timeline)
+    fs = LustreInstance(system, network, experiment.nodes, np.random.default_rng(experiment.seed), stripe_offset)
+    program = _Program(env, network, fs, workload, experiment, stripe_count, stripe_size)
+    for rank in range(experiment.ranks):
+        env.process(program.rank(rank))
+    env.run()
+    return Result(
+        system=system.name,
+        workload=workload,
+        experiment=experiment,
+        stripe_count=stripe_count,
+        stripe_size_bytes=stripe_size,
+        rank_records=program.records,
+        attribution=_attribution(network),
+        timeline=network.timeline() if record_timeline else None,
+        resource_usage=pd.DataFrame(
+            {
+                "resource": [r.name for r in network.resources],
+                "kind": [r.kind for r in network.resources],
+                "unit": [r.unit for r in network.resources],
+                "capacity_per_s": [r.capacity for r in network.resources],
+                "served": network.stats.served,
+            }
+        ),
+        solves=network.stats.solves,
+    )
+
+
+class _Program:
+    """The rank programs of one run and the state they share (files, barrier, records)."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        network: FluidNetwork,
+        fs: LustreInstance,
+        workload: WorkloadSpec,
+        experiment: Experiment,
+        stripe_count: int,
+        stripe_size: int,
+    ) -> None:
+        self.env = env
+        self.network = network
+        self.fs = fs
+        self.workload = workload
+        self.experiment = experiment
+        self.stripe_count = stripe_count
+        self.stripe_size = stripe_size
+        self.barrier = Barrier(env, experiment.ranks)
+        self.layouts: dict[tuple[int, str], Layout] = {}
+        self.existing: dict[str, Layout] = {}  # files a read-only workload finds in place
+        self.records: list[RankRecord] = []
+        self.metadata_tag = network.tag("metadata")
+
+    def rank(self, rank: int):
+        for iteration in range(self.workload.iterations):
+            for phase in self.workload.phases:
+                yield self.barrier.wait()
+                yield from self._phase(rank, iteration, phase)
+
+    # -- one phase of one rank ----------------------------------------------------------
+    def _phase(self, rank: int, iteration: int, phase: PhaseSpec):
+        ppn, ranks = self.experiment.ppn, self.experiment.ranks
+        node = rank // ppn
+        owner = (rank + ppn) % ranks if phase.reorder_tasks else rank
+        file_key = "shared" if phase.shared_file else str(owner)
+        open_time = self.env.now
+
+        if phase.op == "write":
+            creates = (iteration, file_key) not in self.layouts
+            if creates:
+                self.layouts[(iteration, file_key)] = self.fs.allocate(self.stripe_count, self.stripe_size)
+            yield self.fs.metadata("create" if creates else "open", self.metadata_tag)
+        else:
+            yield self.fs.metadata("open", self.metadata_tag)
+        layout = self._layout(iteration, file_key)
+        share = self._stripe_share(phase, owner, layout)
+        cap = self.fs.rate_cap(
+            layout, share, phase.op, direct=phase.direct, transfer_size_bytes=phase.transfer_size_bytes
+        )
+        tag = self.network.tag(f"{iteration}/{phase.label}/{cap.reason}")
+        size = float(phase.bytes_per_rank)
+        full_path = self.fs.data_path(node, layout, share, phase.op, copy=not phase.direct)
+
+        if phase.op == "read" or phase.direct:
+            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag)
+        else:
+            dirty = min(size, self.fs.dirty_limit_bytes(share, ppn))
+            if size > dirty:
+                yield self.network.transfer(size - dirty, full_path, rate_cap=cap.rate_Bps, tag=tag)
+            writeback = self.network.transfer(
+                dirty,
+                self.fs.data_path(node, layout, share, "write", copy=False),
+                rate_cap=self.fs.rpc_window_Bps(share),
+                tag=self.network.tag(f"{iteration}/{phase.label}/rpc-window"),
+            )
+            copy_path = self.fs.data_path(node, layout, share, "write", copy=True, network=False)
+            yield self.network.transfer(dirty, copy_path, rate_cap=self.fs.system.client.copy_Bps("write"), tag=tag)
+            if phase.fsync:
+                yield writeback
+        yield self.fs.metadata("close", self.metadata_tag)
+        self.records.append(
+            RankRecord(iteration, phase.label, phase.op, rank, node, phase.bytes_per_rank, open_time, self.env.now)
+        )
+
+    def _layout(self, iteration: int, file_key: str) -> Layout:
+        if (iteration, file_key) in self.layouts:
+            return self.layouts[(iteration, file_key)]
+        # Read of a file this workload did not write in this iteration: it was written
+        # by an earlier iteration or exists before the run.
+        for it in range(iteration - 1, -1, -1):
+            if (it, file_key) in self.layouts:
+                return self.layouts[(it, file_key)]
+        if file_key not in self.existing:
+            self.existing[file_key] = self.fs.allocate(self.stripe_count, self.stripe_size)
+        return self.existing[file_key]
+
+    def _stripe_share(self, phase: PhaseSpec, owner: int, layout: Layout) -> np.ndarray:
+        """Fraction of the rank's bytes in each stripe object of ``layout``."""
+        count, size = layout.stripe_count, layout.stripe_size_bytes
+        if phase.shared_file:
+            block = phase.block_size_bytes
+            stride = block * self.experiment.ranks
+            per_stripe = segmented_stripe_bytes(owner * block, block, stride, phase.segment_count, size, count)
+        else:
+            per_stripe = stripe_bytes(0, phase.bytes_per_rank, size, count)
+        return per_stripe / per_stripe.sum()
+
+
+def _attribution(network: FluidNetwork) -> list[PhaseAttribution]:
+    """Work moved per (iteration, phase) while limited by each kind of resource or cap."""
+    kinds = [r.kind for r in network.resources]
+    moved: dict[tuple[int, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for label, tag in network.tags.items():
+        if label == "metadata":
+            continue
+        iteration, phase, cap_reason = label.split("/", 2)
+        work = network.stats.limited_work[tag]
+        bucket = moved[(int(iteration), phase)]
+        if work[0] > 0:
+            bucket[cap_reason] += float(work[0])
+        for index in np.flatnonzero(work[1:]):
+            bucket[kinds[index]] += float(work[index + 1])
+    return [PhaseAttribution(it, phase, dict(by_kind)) for (it, phase), by_kind in moved.items()]

@@ -1,0 +1,200 @@
+"""System profiles: TOML files describing hardware, read with field-level validation.
+
+A :class:`Profile` wraps the parsed TOML and hands out values through typed accessors
+that name the file and the dotted field in every error.  It remembers which fields were
+read, so that a builder can reject fields nobody understood (a typo such as
+``clinet.cores`` is an error, not a silently ignored line).  Overrides (``--set
+oss.count=16``) produce a new profile; the file on disk is never touched.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from simfs.errors import ProfileError
+
+_MISSING = object()
+#: Default marker for a field that must be present.
+REQUIRED = _MISSING
+BUILTIN_DIR = Path(__file__).parent
+
+
+class Profile:
+    """A parsed system profile.
+
+    Parameters
+    ----------
+    data: the TOML document as nested dicts.
+    origin: the file path (or built-in name) used in error messages.
+    text: the TOML source, kept so that calibrated copies can preserve comments.
+    """
+
+    def __init__(self, data: dict[str, Any], origin: str, text: str = "") -> None:
+        self._data = data
+        self._origin = origin
+        self._text = text
+        self._read: set[str] = set()
+
+    # -- loading ------------------------------------------------------------------------
+    @classmethod
+    def from_file(cls, path: str | Path) -> Profile:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ProfileError(f"{path}: no such file") from None
+        except OSError as exc:
+            raise ProfileError(f"{path}: cannot read ({exc.strerror})") from None
+        return cls.from_text(text, str(path))
+
+    @classmethod
+    def from_text(cls, text: str, origin: str) -> Profile:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            # tomllib reports "<what> (at line L, column C)"; keep it on one line.
+            raise ProfileError(f"{origin}: invalid TOML: {exc}") from None
+        return cls(data, origin, text)
+
+    @property
+    def origin(self) -> str:
+        return self._origin
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self._data
+
+    # -- overrides ----------------------------------------------------------------------
+    def with_overrides(self, overrides: dict[str, Any]) -> Profile:
+        """A copy with dotted fields replaced; tables along the way are created."""
+        data = _deep_copy(self._data)
+        for key, value in overrides.items():
+            parts = key.split(".")
+            table = data
+            for depth, part in enumerate(parts[:-1]):
+                nxt = table.setdefault(part, {})
+                if not isinstance(nxt, dict):
+                    where = ".".join(parts[: depth + 1])
+                    raise ProfileError(f"{self._origin}: --set {key}: {where} is a value, not a table")
+                table = nxt
+            table[parts[-1]] = value
+        origin = self._origin + (" (with --set overrides)" if overrides else "")
+        return Profile(data, origin, self._text)
+
+    # -- typed access -------------------------------------------------------------------
+    def has(self, key: str) -> bool:
+        return self._lookup(key) is not _MISSING
+
+    def raw(self, key: str, default: Any = _MISSING) -> Any:
+        value = self._lookup(key)
+        if value is _MISSING:
+            if default is _MISSING:
+                raise ProfileError(f"{self._origin}: missing field {key}")
+            return default
+        self._read.add(key)
+        return value
+
+    def number(
+        self,
+        key: str,
+        default: Any = _MISSING,
+        *,
+        minimum: float | None = None,
+        positive: bool = False,
+        integer: bool = False,
+        maximum: float | None = None,
+    ) -> float:
+        value = self.raw(key, default)
+        kind = "an integer" if integer else "a number"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ProfileError(f"{self._origin}: {key}: expected {kind}, got {value!r}")
+        if integer and not float(value).is_integer():
+            raise ProfileError(f"{self._origin}: {key}: expected {kind}, got {value!r}")
+        if not math.isfinite(value):
+            raise ProfileError(f"{self._origin}: {key}: expected a finite number, got {value!r}")
+        if positive and not value > 0:
+            raise ProfileError(f"{self._origin}: {key}: expected a positive number, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise ProfileError(f"{self._origin}: {key}: expected >= {minimum:g}, got {value!r}")
+        if maximum is not None and value > maximum:
+            raise ProfileError(f"{self._origin}: {key}: expected <= {maximum:g}, got {value!r}")
+        return int(value) if integer else float(value)
+
+    def string(self, key: str, default: Any = _MISSING, *, choices: Any = None) -> str:
+        value = self.raw(key, default)
+        if not isinstance(value, str):
+            raise ProfileError(f"{self._origin}: {key}: expected a string, got {value!r}")
+        if choices is not None and value not in choices:
+            options = ", ".join(sorted(choices))
+            raise ProfileError(f"{self._origin}: {key}: expected one of {options}, got {value!r}")
+        return value
+
+    def table(self, key: str, default: Any = _MISSING) -> dict[str, Any]:
+        value = self.raw(key, default)
+        if not isinstance(value, dict):
+            raise ProfileError(f"{self._origin}: {key}: expected a table, got {value!r}")
+        return value
+
+    def check_all_read(self, *, ignore: tuple[str, ...] = ()) -> None:
+        """Raise for the first field that no accessor read (a typo or unsupported field)."""
+        for key in _leaf_keys(self._data):
+            if key in self._read or any(key == p or key.startswith(p + ".") for p in ignore):
+                continue
+            if any(key.startswith(read + ".") for read in self._read):
+                continue  # inside a table that was read whole
+            raise ProfileError(f"{self._origin}: {key}: unknown field")
+
+    def _lookup(self, key: str) -> Any:
+        node: Any = self._data
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return _MISSING
+            node = node[part]
+        return node
+
+
+def _leaf_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
+    keys = []
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict) and value:
+            keys.extend(_leaf_keys(value, key + "."))
+        else:
+            keys.append(key)
+    return keys
+
+
+def _deep_copy(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: _deep_copy(v) if isinstance(v, dict) else v for k, v in data.items()}
+
+
+def parse_override_value(text: str) -> Any:
+    """A ``--set`` value: a TOML scalar if it parses as one (``16``, ``3.2e9``,
+    ``true``, ``"x"``), else the bare string (``1gbe``)."""
+    try:
+        return tomllib.loads(f"value = {text}")["value"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def builtin_names() -> list[str]:
+    return sorted(p.stem for p in BUILTIN_DIR.glob("*.toml"))
+
+
+def load_profile(system: str | Path) -> Profile:
+    """A built-in system by name, or a profile file by path."""
+    text = str(system)
+    if text in builtin_names():
+        return Profile.from_file(BUILTIN_DIR / f"{text}.toml")
+    path = Path(text)
+    if path.suffix == ".toml" or path.exists():
+        return Profile.from_file(path)
+    known = ", ".join(builtin_names())
+    raise ProfileError(f"unknown system {text!r}: expected a built-in name ({known}) or a .toml path")

@@ -1,0 +1,57 @@
+"""Units at the edges: parsing sizes the way each tool does, and printing rates.
+
+Inside simfs every quantity is SI (bytes, seconds, bytes/s).  Tools disagree on what a
+suffix means: GNU dd reads ``K``/``M`` as 1024-based and ``kB``/``MB`` as 1000-based;
+IOR reads ``k``/``m``/``g`` as 1024-based.  Each tool's rule lives here, once.
+"""
+
+from __future__ import annotations
+
+import re
+
+KIB = 1024
+MIB = 1024**2
+GIB = 1024**3
+
+# GNU coreutils dd(1), "N and BYTES may be followed by the following multiplicative
+# suffixes: c=1, w=2, b=512, kB=1000, K=1024, MB=1000*1000, M=1024*1024, xM=M, GB=...".
+_DD_SUFFIXES: dict[str, int] = {"": 1, "c": 1, "w": 2, "b": 512}
+for _power, _letter in enumerate("KMGTPEZY", start=1):
+    _DD_SUFFIXES[_letter] = 1024**_power
+    _DD_SUFFIXES[_letter + "iB"] = 1024**_power
+    _DD_SUFFIXES[_letter + "B"] = 1000**_power
+_DD_SUFFIXES["kB"] = 1000
+_DD_SUFFIXES["k"] = 1024  # accepted by GNU dd as a synonym of K
+
+# IOR src/utilities.c string_to_bytes(): k/K, m/M, g/G, t/T, p/P are powers of 1024.
+_IOR_SUFFIXES = {"": 1, "k": KIB, "m": MIB, "g": GIB, "t": 1024**4, "p": 1024**5}
+
+_NUMBER_SUFFIX = re.compile(r"^(\d+)([A-Za-z]*)$")
+
+
+def parse_dd_size(text: str) -> int:
+    """A dd size operand (``1024000``, ``1M``, ``64kB``, ``2x512``) in bytes."""
+    product = 1
+    for factor in text.split("x"):
+        match = _NUMBER_SUFFIX.match(factor)
+        if not match or match.group(2) not in _DD_SUFFIXES:
+            raise ValueError(f"invalid number {text!r}")
+        product *= int(match.group(1)) * _DD_SUFFIXES[match.group(2)]
+    return product
+
+
+def parse_ior_size(text: str) -> int:
+    """An IOR size (``1m``, ``4g``, ``256k``, ``4096``) in bytes."""
+    match = _NUMBER_SUFFIX.match(text.strip())
+    if not match or match.group(2).lower() not in _IOR_SUFFIXES or len(match.group(2)) > 1:
+        raise ValueError(f"invalid size {text!r}: expected a number with optional k, m, g or t")
+    return int(match.group(1)) * _IOR_SUFFIXES[match.group(2).lower()]
+
+
+def format_bytes(count: float) -> str:
+    """``1048576 -> '1 MiB'``; exact binary multiples print without decimals."""
+    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if count >= size:
+            value = count / size
+            return f"{value:g} {unit}" if value == int(value) else f"{value:.2f} {unit}"
+    return f"{count:g} B"

@@ -1,0 +1,29 @@
+"""Workloads: command-line parsers (dd, IOR) producing one shared WorkloadSpec."""
+
+from __future__ import annotations
+
+import shlex
+
+from simfs.errors import WorkloadError
+from simfs.workloads.dd import parse_dd
+from simfs.workloads.ior import parse_ior
+from simfs.workloads.spec import PhaseSpec, WorkloadSpec
+
+_PARSERS = {"dd": parse_dd, "ior": parse_ior}
+
+
+def parse_workload(command: str) -> WorkloadSpec:
+    """Parse a tool command line (``"ior -a POSIX -F -t 1m -b 4g"``) into a spec."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise WorkloadError(f"workload {command!r}: {exc}") from None
+    if not words:
+        raise WorkloadError("workload: empty command line")
+    tool = words[0].rsplit("/", 1)[-1]
+    if tool not in _PARSERS:
+        raise WorkloadError(f"workload: unknown tool {words[0]!r} (simfs models: {', '.join(_PARSERS)})")
+    return _PARSERS[tool](words[1:], command)
+
+
+__all__ = ["PhaseSpec", "WorkloadSpec", "parse_dd", "parse_ior", "parse_workload"]

@@ -1,0 +1,33 @@
+"""Shared helpers for the test suite."""
+
+from __future__ import annotations
+
+import math
+
+import simpy
+
+from simfs.engine import FluidNetwork, Resource
+
+
+def run_flows(capacities, flows, starts=None):
+    """Run flows ``{"work", "path": [(resource_index, weight)], "cap"}`` on resources with
+    ``capacities``; returns (end times per flow, network)."""
+    env = simpy.Environment()
+    network = FluidNetwork(env)
+    resources = [network.add(Resource(f"r{i}", c)) for i, c in enumerate(capacities)]
+    ends = [math.nan] * len(flows)
+
+    def process(index, flow):
+        if starts:
+            yield env.timeout(starts[index])
+        done = yield network.transfer(
+            flow["work"],
+            [(resources[j], w) for j, w in flow["path"]],
+            rate_cap=flow.get("cap", math.inf),
+        )
+        ends[index] = done.end_time
+
+    for index, flow in enumerate(flows):
+        env.process(process(index, flow))
+    env.run()
+    return ends, network

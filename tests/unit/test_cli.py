@@ -1,0 +1,147 @@
+"""The simfs command: outputs and one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from simfs.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_systems_lists_builtins_with_descriptions(capsys):
+    code, out, _ = run(capsys, "systems")
+    assert code == 0
+    assert "crtdc-lfs3" in out and "DDN" in out
+
+
+def test_show_prints_the_assembled_hardware(capsys):
+    code, out, _ = run(capsys, "show", "crtdc-lfs5", "--set", "oss.count=16")
+    assert code == 0
+    assert "OSS: 16 x" in out and "OST: 64 x" in out
+
+
+def test_simulate_table_and_csv(capsys):
+    code, out, _ = run(capsys, "simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=100", "--nodes", "2")
+    assert code == 0 and "write agg GB/s" in out
+    code, out, _ = run(
+        capsys,
+        "simulate",
+        "--system",
+        "crtdc-lfs3",
+        "--workload",
+        "dd bs=1M count=100",
+        "--format",
+        "csv",
+        "--per-rank",
+    )
+    assert code == 0 and out.startswith("system,")
+
+
+def test_sweep_json_is_strict_and_tidy(capsys, tmp_path):
+    plot = tmp_path / "scaling.png"
+    code, out, err = run(
+        capsys,
+        "sweep",
+        "--system",
+        "crtdc-lfs5",
+        "--workload",
+        "dd bs=1024000 count=500",
+        "--vary",
+        "nodes=1,2,4",
+        "--format",
+        "json",
+        "--plot",
+        str(plot),
+        "--no-progress",
+    )
+    assert code == 0
+    rows = json.loads(out)
+    assert {r["nodes"] for r in rows} == {1, 2, 4}
+    assert {r["phase"] for r in rows} == {"write", "read"}
+    assert plot.stat().st_size > 10_000
+    assert not list(tmp_path.glob(".*partial*"))
+
+
+def test_sweep_two_keys_csv(capsys):
+    code, out, _ = run(
+        capsys,
+        "sweep",
+        "--system",
+        "crtdc-lfs3",
+        "--workload",
+        "ior -F -t 1m -b 64m",
+        "--vary",
+        "nodes=1,2",
+        "--vary",
+        "stripe_count=1,4",
+        "--format",
+        "csv",
+        "--no-progress",
+    )
+    assert code == 0
+    from io import StringIO
+
+    frame = pd.read_csv(StringIO(out))
+    assert len(frame) == 2 * 2 * 2 and {"bw_Bps", "agg_bw_Bps", "per_node_bw_Bps"} <= set(frame.columns)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["show", "nosuch"], "unknown system 'nosuch'"),
+        (
+            ["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=10 skip=1"],
+            "unsupported operand 'skip'",
+        ),
+        (["simulate", "--system", "crtdc-lfs3", "--workload", "ior -q"], "unsupported option '-q'"),
+        (
+            ["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=10", "--set", "nodes=-4"],
+            "nodes: expected a positive integer",
+        ),
+        (
+            ["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=10", "--set", "oss.count=-1"],
+            "oss.count: expected a positive number",
+        ),
+        (
+            ["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=10", "--set", "nope"],
+            "expected KEY=VALUE",
+        ),
+        (["sweep", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=10", "--vary", "nodes="], "--vary nodes"),
+        (
+            ["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=10", "--set", "wibble.x=1"],
+            "wibble.x: unknown field",
+        ),
+    ],
+)
+def test_user_errors_are_one_line_with_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1 and err.startswith("simfs: error: ")
+
+
+def test_malformed_toml_from_the_real_command_has_no_traceback(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[system\nname = 1\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "simfs.cli", "show", str(bad)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert str(bad) in proc.stderr and "line 1" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_negative_nodes_flag_is_rejected_by_argparse(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=1", "--nodes", "-2"])
+    assert exc.value.code == 2
+    assert "expected a positive integer" in capsys.readouterr().err

@@ -1,0 +1,85 @@
+"""Striping arithmetic and OST allocation."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simfs.filesystems.lustre.layout import OstAllocator, segmented_stripe_bytes, stripe_bytes
+
+
+def brute_force(offset, length, stripe_size, stripe_count):
+    result = np.zeros(stripe_count)
+    for byte in range(offset, offset + length):
+        result[(byte // stripe_size) % stripe_count] += 1
+    return result
+
+
+def test_stripe_bytes_hand_case():
+    # Bytes 3..12 with 4-byte stripes over 3 objects: unit 0 holds byte 3 (1 B, object
+    # 0), unit 1 bytes 4-7 (object 1), unit 2 bytes 8-11 (object 2), unit 3 byte 12 (object 0).
+    assert list(stripe_bytes(3, 10, 4, 3)) == [2, 4, 4]
+
+
+@given(
+    offset=st.integers(0, 200),
+    length=st.integers(0, 300),
+    stripe_size=st.integers(1, 16),
+    stripe_count=st.integers(1, 6),
+)
+def test_stripe_bytes_matches_brute_force(offset, length, stripe_size, stripe_count):
+    assert np.array_equal(
+        stripe_bytes(offset, length, stripe_size, stripe_count), brute_force(offset, length, stripe_size, stripe_count)
+    )
+
+
+@given(
+    first=st.integers(0, 50),
+    block=st.integers(1, 20),
+    ranks=st.integers(1, 5),
+    segments=st.integers(1, 40),
+    stripe_size=st.integers(1, 8),
+    stripe_count=st.integers(1, 5),
+)
+def test_segmented_matches_sum_of_segments(first, block, ranks, segments, stripe_size, stripe_count):
+    stride = block * ranks
+    expected = sum(stripe_bytes(first + k * stride, block, stripe_size, stripe_count) for k in range(segments))
+    got = segmented_stripe_bytes(first, block, stride, segments, stripe_size, stripe_count)
+    assert np.allclose(got, expected)
+
+
+def test_round_robin_interleaves_oss_and_advances_by_stripe_count():
+    # 3 OSS x 2 OSTs (OST 0,1 on OSS 0; 2,3 on OSS 1; 4,5 on OSS 2): RR order 0,2,4,1,3,5.
+    allocator = OstAllocator([0, 0, 1, 1, 2, 2], -1, np.random.default_rng(0))
+    start = allocator._next
+    order = [0, 2, 4, 1, 3, 5]
+    first = allocator.allocate(2, 1 << 20).osts
+    second = allocator.allocate(2, 1 << 20).osts
+    assert first == (order[start], order[(start + 1) % 6])
+    assert second == (order[(start + 2) % 6], order[(start + 3) % 6])
+
+
+def test_fixed_offset_puts_every_file_on_the_same_osts():
+    allocator = OstAllocator([0, 0, 1, 1], 1, np.random.default_rng(0))
+    assert allocator.allocate(2, 1 << 20).osts == (1, 2)
+    assert allocator.allocate(2, 1 << 20).osts == (1, 2)
+
+
+def test_random_start_depends_on_seed_only():
+    starts = {OstAllocator(list(range(16)), -1, np.random.default_rng(seed))._next for seed in range(20)}
+    assert len(starts) > 1
+    assert (
+        OstAllocator(list(range(16)), -1, np.random.default_rng(7))._next
+        == OstAllocator(list(range(16)), -1, np.random.default_rng(7))._next
+    )
+
+
+def test_stripe_count_minus_one_means_all():
+    allocator = OstAllocator([0, 1, 2, 3], -1, np.random.default_rng(0))
+    assert sorted(allocator.allocate(-1, 1 << 20).osts) == [0, 1, 2, 3]
+
+
+def test_bad_stripe_count_is_named():
+    allocator = OstAllocator([0, 1], -1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="stripe_count"):
+        allocator.allocate(3, 1 << 20)

@@ -1,0 +1,112 @@
+"""System profiles: built-ins load, every number cites a source, bad input is named."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+import simfs
+from simfs.errors import ProfileError
+from simfs.systems.profile import BUILTIN_DIR, Profile, builtin_names
+
+SOURCE_WORDS = ("seed", "datasheet", "default", "estimate")
+
+
+def test_builtins_are_the_crtdc_lustre_systems():
+    assert {"crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5"} <= set(builtin_names())
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_every_number_in_a_builtin_profile_cites_its_source(name):
+    for number, line in enumerate((BUILTIN_DIR / f"{name}.toml").read_text().splitlines(), start=1):
+        code = line.split("#", 1)[0]
+        if re.search(r"=\s*[-+]?[\d.]", code):
+            comment = line.split("#", 1)[1] if "#" in line else ""
+            assert any(word in comment for word in SOURCE_WORDS), f"{name}.toml:{number}: no source: {line}"
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_builtins_build(name):
+    system = simfs.load_system(name)
+    assert system.name == name
+    assert system.ost_count == 16 if name == "crtdc-lfs3" else 32
+
+
+def test_hand_checked_hardware_figures():
+    lfs3 = simfs.load_system("crtdc-lfs3")
+    # 8+2 RAID 6 of 98 MB/s drives: 8 x 98 = 784 MB/s per LUN.
+    assert lfs3.ost.bandwidth_Bps("write") == pytest.approx(784e6)
+    lfs5 = simfs.load_system("crtdc-lfs5")
+    # 4 x X25-E in RAID 0: 680 MB/s write, 1000 MB/s read.
+    assert lfs5.ost.bandwidth_Bps("write") == pytest.approx(680e6)
+    assert lfs5.ost.bandwidth_Bps("read") == pytest.approx(1000e6)
+    assert lfs5.controller_total == 16
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    return path
+
+
+def base_text() -> str:
+    return (BUILTIN_DIR / "crtdc-lfs3.toml").read_text()
+
+
+def test_malformed_toml_names_file_and_line(tmp_path):
+    path = write(tmp_path, "[system]\nname = \n")
+    with pytest.raises(ProfileError, match=r"bad\.toml: invalid TOML: .*line 2"):
+        simfs.load_system(path)
+
+
+def test_unknown_field_is_an_error(tmp_path):
+    path = write(tmp_path, base_text().replace("[client]\n", "[client]\ncorse = 3\n"))
+    with pytest.raises(ProfileError, match=r"client\.corse: unknown field"):
+        simfs.load_system(path)
+
+
+def test_negative_count_is_named(tmp_path):
+    path = write(tmp_path, base_text().replace("count = 8 ", "count = -8 "))
+    with pytest.raises(ProfileError, match=r"oss\.count: expected a positive number, got -8"):
+        simfs.load_system(path)
+
+
+def test_wrong_type_is_named(tmp_path):
+    path = write(tmp_path, base_text().replace("cores = 12", 'cores = "twelve"'))
+    with pytest.raises(ProfileError, match=r"client\.cores: expected an integer"):
+        simfs.load_system(path)
+
+
+def test_missing_field_is_named(tmp_path):
+    path = write(tmp_path, base_text().replace("osts_per_oss = 2", ""))
+    with pytest.raises(ProfileError, match=r"missing field oss\.osts_per_oss"):
+        simfs.load_system(path)
+
+
+def test_impossible_raid_is_named(tmp_path):
+    path = write(tmp_path, base_text().replace("disks = 10", "disks = 2"))
+    with pytest.raises(ProfileError, match="disk_count: raid6 needs more than 2"):
+        simfs.load_system(path)
+
+
+def test_unknown_system_name():
+    with pytest.raises(ProfileError, match="unknown system 'lfs9'"):
+        simfs.load_system("lfs9")
+
+
+def test_overrides_make_a_new_system_and_leave_the_file_alone():
+    text_before = (BUILTIN_DIR / "crtdc-lfs3.toml").read_text()
+    system = simfs.load_system("crtdc-lfs3", {"oss.count": 16, "client.network": "1gbe"})
+    assert system.oss_count == 16 and system.ost_count == 32
+    assert system.client.network.bandwidth_Bps == pytest.approx(117e6)
+    assert (BUILTIN_DIR / "crtdc-lfs3.toml").read_text() == text_before
+
+
+def test_override_of_unknown_network_is_named():
+    with pytest.raises(ProfileError, match="client.network: unknown network 'token-ring'"):
+        simfs.load_system("crtdc-lfs3", {"client.network": "token-ring"})
+
+
+def test_profile_from_text_keeps_origin():
+    profile = Profile.from_text(base_text(), "inline")
+    assert simfs.load_system(profile).name == "crtdc-lfs3"

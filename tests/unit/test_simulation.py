@@ -1,0 +1,127 @@
+"""Whole runs against hand-computed times."""
+
+import pytest
+
+import simfs
+from simfs.errors import ExperimentError
+
+GB = 1e9
+MIB = 1 << 20
+MD = 2e-4 + 2e-4  # create (or open) + close, each capped at 1 / metadata_latency = 5000/s
+
+
+def test_single_dd_write_is_one_core_with_the_dirty_tail_at_copy_speed():
+    result = simfs.simulate("crtdc-lfs5", "dd if=/dev/zero of=f bs=1024000 count=50000", nodes=1)
+    row = result.phases.iloc[0]
+    size = 1024000 * 50000
+    # Bulk at the 1 GB/s core, last 4 x 32 MiB at the same copy rate: size / 1 GB/s + metadata.
+    assert row["time_s"] == pytest.approx(size / GB + MD)
+    assert row["bottleneck"] == "client-core"
+
+
+def test_small_write_fits_in_the_dirty_limit():
+    slow = {"client.copy_write_Bps": 2e9, "networks.qdr-ib.bandwidth_Bps": 1e8}
+    result = simfs.simulate("crtdc-lfs5", "dd if=/dev/zero of=f bs=1M count=100", overrides=slow)
+    # 100 MiB < 128 MiB dirty limit: the application sees the 2 GB/s copy, not the 100 MB/s NIC.
+    assert result.phases.iloc[0]["time_s"] == pytest.approx(100 * MIB / 2e9 + MD)
+
+
+def test_fsync_waits_for_writeback():
+    slow = {"client.copy_write_Bps": 2e9, "networks.qdr-ib.bandwidth_Bps": 1e8}
+    result = simfs.simulate("crtdc-lfs5", "dd if=/dev/zero of=f bs=1M count=100 conv=fsync", overrides=slow)
+    # The copy (0.05 s) and the 100 MB/s drain run together; fsync waits for the drain.
+    assert result.phases.iloc[0]["time_s"] == pytest.approx(100 * MIB / 1e8 + MD, rel=1e-6)
+
+
+# 64 ranks at once queue at the MDS: 64 creates at 5000/s, 64 opens at 10000/s, 64 closes
+# at 20000/s (each under the per-RPC cap of 5000/s).
+MD_64_WRITE = 64 / 5000 + 64 / 20000
+MD_64_READ = 64 / 10000 + 64 / 20000
+# 48000 MiB: a whole number of 4 x 1 MiB stripe cycles, so every object holds 1/4.
+SIZE = 48000 * MIB
+
+
+def test_64_node_write_on_lfs5_saturates_the_osts():
+    result = simfs.simulate("crtdc-lfs5", "dd if=/dev/zero of=f bs=1M count=48000", nodes=64)
+    row = result.phases.iloc[0]
+    dirty = 4 * 32 * MIB
+    # 64 files x 4 stripes = 8 stripe objects per OST; 32 OSTs x 680 MB/s shared by 64
+    # writers.  Each rank: bulk at the OST share, its dirty tail at the 1 GB/s core.
+    per_rank = 32 * 680e6 / 64
+    rank_time = (SIZE - dirty) / per_rank + dirty / GB + MD_64_WRITE
+    assert row["agg_bw_Bps"] == pytest.approx(64 * SIZE / rank_time, rel=1e-9)
+    assert row["bottleneck"] == "ost"
+
+
+def test_64_node_read_on_lfs5_saturates_the_oss_nics():
+    result = simfs.simulate("crtdc-lfs5", "dd if=f of=/dev/null bs=1M count=48000", nodes=64)
+    row = result.phases.iloc[0]
+    per_rank = 8 * 3.3e9 / 64
+    assert row["time_s"] == pytest.approx(SIZE / per_rank + MD_64_READ, rel=1e-9)
+    assert row["bottleneck"] == "oss-nic"
+
+
+def test_dd_aggregate_is_the_sum_of_rank_rates_and_ior_uses_the_makespan():
+    dd = simfs.simulate("crtdc-lfs3", "dd bs=1M count=1000", nodes=4).phases
+    assert (dd["agg_bw_Bps"] == dd["sum_rank_bw_Bps"]).all()
+    ior = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 1g", nodes=4).phases
+    assert (ior["agg_bw_Bps"] == ior["bw_Bps"]).all()
+    assert (ior["per_node_bw_Bps"] == ior["agg_bw_Bps"] / 4).all()
+
+
+def test_ior_iterations_and_ranks_table():
+    result = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 256m -i 2", nodes=2, ppn=3)
+    phases, ranks = result.phases, result.ranks
+    assert list(zip(phases["iteration"], phases["phase"])) == [(0, "write"), (0, "read"), (1, "write"), (1, "read")]
+    assert len(ranks) == 2 * 2 * 6
+    assert set(ranks["node"]) == {0, 1}
+    assert (ranks.groupby(["iteration", "phase"])["bytes"].sum() == 6 * (256 << 20)).all()
+
+
+def test_shared_file_spreads_every_rank_over_all_stripes():
+    shared = simfs.simulate("crtdc-lfs3", "ior -t 1m -b 64m -s 4", nodes=4, stripe_count=4)
+    fpp = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -s 4", nodes=4, stripe_count=4)
+    # Same bytes; the shared file sits on 4 OSTs, file-per-process on 16: slower or equal.
+    assert (shared.phases["time_s"].values >= fpp.phases["time_s"].values * (1 - 1e-9)).all()
+
+
+def test_reorder_reads_the_neighbours_file():
+    result = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -C", nodes=2, stripe_count=1, seed=1)
+    assert len(result.phases) == 2
+
+
+def test_stripe_count_changes_a_single_stream_only_when_the_ost_limits():
+    one = simfs.simulate("crtdc-lfs4", "dd if=/dev/zero of=f bs=1M count=2000", stripe_count=1).phases.iloc[0]
+    four = simfs.simulate("crtdc-lfs4", "dd if=/dev/zero of=f bs=1M count=2000", stripe_count=4).phases.iloc[0]
+    # One 297 MB/s OST limits a 1 GB/s core; four OSTs (1.19 GB/s) do not.
+    assert one["bottleneck"] == "ost" and four["bottleneck"] == "client-core"
+    assert four["agg_bw_Bps"] > 3 * one["agg_bw_Bps"]
+
+
+def test_same_seed_same_result_and_seed_matters_for_layouts():
+    a = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 256m", nodes=3, stripe_count=4, seed=5).ranks
+    b = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 256m", nodes=3, stripe_count=4, seed=5).ranks
+    assert a.equals(b)
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"nodes": 0}, "nodes: expected a positive integer"),
+        ({"nodes": -3}, "nodes: expected a positive integer"),
+        ({"nodes": 1000}, "has 450 client nodes"),
+        ({"stripe_count": 99}, "stripe_count: 99 is more than the 16 OSTs"),
+        ({"stripe_size": 1000}, "multiple of 64 KiB"),
+        ({"stripe_offset": 16}, "stripe_offset: 16 is not an OST index"),
+        ({"seed": -1}, "seed"),
+    ],
+)
+def test_bad_experiment_settings_are_named(settings, message):
+    with pytest.raises(ExperimentError, match=message):
+        simfs.simulate("crtdc-lfs3", "dd bs=1M count=10", **settings)
+
+
+def test_sweep_over_a_profile_field_and_a_setting():
+    frame = simfs.sweep("crtdc-lfs3", "dd bs=1M count=1000", {"nodes": [1, 8], "oss.count": [4, 8]})
+    assert set(frame["oss.count"]) == {4, 8}
+    assert len(frame) == 2 * 2 * 2
