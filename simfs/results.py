@@ -36,20 +36,20 @@ class RankRecord:
 
 @dataclass(frozen=True)
 class PhaseAttribution:
-    """Work moved during a phase while limited by each kind of resource (or rate cap)."""
+    """Flow-seconds a phase's flows spent limited by each kind of resource (or rate cap)."""
 
     iteration: int
     phase: str
-    work_by_limiter: dict[str, float]
+    seconds_by_limiter: dict[str, float]
 
     @property
     def bottleneck(self) -> tuple[str, float]:
-        """The limiter that held most of the phase's bytes, and that share (0..1)."""
-        total = sum(self.work_by_limiter.values())
+        """The limiter its flows spent most time held by, and that share (0..1)."""
+        total = sum(self.seconds_by_limiter.values())
         if total <= 0:
             return "", 0.0
-        kind = max(self.work_by_limiter, key=self.work_by_limiter.__getitem__)
-        return kind, self.work_by_limiter[kind] / total
+        kind = max(self.seconds_by_limiter, key=self.seconds_by_limiter.__getitem__)
+        return kind, self.seconds_by_limiter[kind] / total
 
 
 @dataclass

@@ -189,14 +189,14 @@ class _Program:
 
 
 def _attribution(network: FluidNetwork) -> list[PhaseAttribution]:
-    """Work moved per (iteration, phase) while limited by each kind of resource or cap."""
+    """Flow-seconds per (iteration, phase) spent limited by each kind of resource or cap."""
     kinds = [r.kind for r in network.resources]
     moved: dict[tuple[int, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for label, tag in network.tags.items():
         if label == "metadata":
             continue
         iteration, phase, cap_reason = label.split("/", 2)
-        work = network.stats.limited_work[tag]
+        work = network.stats.limited_time[tag]
         bucket = moved[(int(iteration), phase)]
         if work[0] > 0:
             bucket[cap_reason] += float(work[0])

@@ -62,14 +62,20 @@ class Flow(Event):
             raise ValueError(f"rate_cap: flow {name!r} needs a positive cap, got {rate_cap!r}")
         if not (math.isfinite(share) and share > 0):
             raise ValueError(f"share: flow {name!r} needs a positive share, got {share!r}")
+        resources = network.resources
+        indices = []
+        weights = []
         for resource, weight in path:
-            if resource.index < 0 or network.resources[resource.index] is not resource:
+            index = resource.index
+            if index < 0 or index >= len(resources) or resources[index] is not resource:
                 raise ValueError(f"path: resource {resource.name!r} is not in this network")
-            if not (math.isfinite(weight) and weight > 0):
-                raise ValueError(
-                    f"path: flow {name!r} has weight {weight!r} on {resource.name!r}; "
-                    "weights must be positive and finite"
-                )
+            indices.append(index)
+            weights.append(weight)
+        self.resource_index = np.array(indices, dtype=np.int64)
+        self.resource_weight = np.array(weights, dtype=float)
+        if not (np.isfinite(self.resource_weight).all() and (self.resource_weight > 0).all()):
+            bad = next(w for w in weights if not (math.isfinite(w) and w > 0))
+            raise ValueError(f"path: flow {name!r} has weight {bad!r}; weights must be positive and finite")
         if not path and math.isinf(rate_cap):
             raise ValueError(f"path: flow {name!r} crosses no resource and has no rate cap")
         self.name = name
@@ -77,8 +83,6 @@ class Flow(Event):
         self.work = float(work)
         self.rate_cap = float(rate_cap)
         self.share = float(share)
-        self.resource_index = np.fromiter((r.index for r, _ in path), dtype=np.int64)
-        self.resource_weight = np.fromiter((w for _, w in path), dtype=float)
         self.start_time = network.env.now
         self.end_time = math.nan
         self.slot = -1

@@ -55,8 +55,9 @@ class NetworkStats:
     solves: int = 0
     #: Work served per resource (units), in resource index order.
     served: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    #: Per tag, work moved while limited by each resource; index 0 is the flow's own cap.
-    limited_work: dict[int, np.ndarray] = field(default_factory=dict)
+    #: Per tag, flow-seconds spent limited by each resource (index ``j + 1``) or by the
+    #: flow's own cap (index 0): where the flows of a phase spent their time waiting.
+    limited_time: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 class FluidNetwork:
@@ -90,6 +91,7 @@ class FluidNetwork:
         self._timeline: list[tuple[float, np.ndarray, np.ndarray]] = []
         self._tags: dict[str, int] = {}
         self._cached_matrix: sp.csr_array | None = None
+        self._pending: list[Flow] = []
         self.stats = NetworkStats()
 
     # -- construction -------------------------------------------------------------------
@@ -101,13 +103,21 @@ class FluidNetwork:
         """Adopt ``resource``; names must be unique within a network."""
         if resource.index >= 0:
             raise ValueError(f"resource {resource.name!r} already belongs to a network")
+        if self._flows or self._pending:
+            raise RuntimeError("add resources before the first transfer")
         resource.index = len(self._resources)
         self._resources.append(resource)
-        self._capacity = np.append(self._capacity, resource.capacity)
-        self.stats.served = np.append(self.stats.served, 0.0)
-        for work in self.stats.limited_work.values():
-            work.resize(len(self._resources) + 1, refcheck=False)
         return resource
+
+    def _ensure_resource_arrays(self) -> None:
+        """Size the per-resource arrays once resources stop being added (amortised)."""
+        count = len(self._resources)
+        if len(self._capacity) == count:
+            return
+        self._capacity = np.array([r.capacity for r in self._resources])
+        self.stats.served = np.zeros(count)
+        for tag in self.stats.limited_time:
+            self.stats.limited_time[tag] = np.zeros(count + 1)
 
     def add_all(self, resources: Iterable[Resource]) -> None:
         for resource in resources:
@@ -117,7 +127,7 @@ class FluidNetwork:
         """A small integer for ``label``; flows with a tag are attributed together."""
         if label not in self._tags:
             self._tags[label] = len(self._tags)
-            self.stats.limited_work[self._tags[label]] = np.zeros(len(self._resources) + 1)
+            self.stats.limited_time[self._tags[label]] = np.zeros(len(self._capacity) + 1)
         return self._tags[label]
 
     @property
@@ -136,22 +146,16 @@ class FluidNetwork:
         tag: int = 0,
     ) -> Flow:
         """Start moving ``work`` units over ``path``; returns the flow (a SimPy event)."""
+        self._ensure_resource_arrays()
         flow = Flow(self, work, path, rate_cap=rate_cap, share=share, name=name, tag=tag)
         if flow.work == 0:
             flow.end_time = self.env.now
             flow.succeed(flow)
             return flow
         self._advance()
-        flow.slot = len(self._flows)
-        self._flows.append(flow)
-        self._remaining = np.append(self._remaining, flow.work)
-        self._rate = np.append(self._rate, 0.0)
-        self._limiter = np.append(self._limiter, CAP)
-        self._tag = np.append(self._tag, flow.tag)
-        self._work = np.append(self._work, flow.work)
-        self._cap = np.append(self._cap, flow.rate_cap)
-        self._share = np.append(self._share, flow.share)
-        self._cached_matrix = None
+        # Staged until the coalesced solve merges them in one concatenation: appending to
+        # the arrays here would cost O(F) per flow, O(F^2) for F flows starting at once.
+        self._pending.append(flow)
         self._request_solve()
         return flow
 
@@ -159,13 +163,14 @@ class FluidNetwork:
         """Change a resource's nominal capacity from now on (failure, rebuild, drain)."""
         if not (math.isfinite(capacity) and capacity > 0):
             raise ValueError(f"capacity: {resource.name!r} needs a positive finite value")
+        self._ensure_resource_arrays()
         self._advance()
         self._capacity[resource.index] = capacity
         self._request_solve()
 
     @property
     def active_flows(self) -> list[Flow]:
-        return list(self._flows)
+        return self._flows + self._pending
 
     def rate_of(self, flow: Flow) -> float:
         """Current rate of an active flow (0 once it is done)."""
@@ -192,13 +197,13 @@ class FluidNetwork:
         self.stats.served += self._resource_load(self._rate) * elapsed
         tags = self._tag
         width = len(self._resources) + 1
-        by_tag_limiter = np.bincount(
-            tags * width + (self._limiter + 1), weights=moved, minlength=width * (tags.max() + 1)
-        )
-        for tag, work in self.stats.limited_work.items():
+        # Time, not bytes: a copy into the page cache and the write-back behind it move the
+        # same bytes, but the phase waits on whichever takes longer.
+        by_tag_limiter = np.bincount(tags * width + (self._limiter + 1), minlength=width * (tags.max() + 1)) * elapsed
+        for tag, seconds in self.stats.limited_time.items():
             segment = by_tag_limiter[tag * width : (tag + 1) * width]
             if segment.size:
-                work += segment
+                seconds += segment
 
     def _resource_load(self, rate: np.ndarray) -> np.ndarray:
         matrix = self._matrix()
@@ -236,9 +241,29 @@ class FluidNetwork:
             flow.end_time = now
             flow.succeed(flow)
 
+    def _merge_pending(self) -> None:
+        if not self._pending:
+            return
+        new = self._pending
+        self._pending = []
+        base = len(self._flows)
+        for offset, flow in enumerate(new):
+            flow.slot = base + offset
+        self._flows.extend(new)
+        count = len(new)
+        self._remaining = np.concatenate([self._remaining, [f.work for f in new]])
+        self._rate = np.concatenate([self._rate, np.zeros(count)])
+        self._limiter = np.concatenate([self._limiter, np.full(count, CAP, dtype=np.int64)])
+        self._tag = np.concatenate([self._tag, np.fromiter((f.tag for f in new), dtype=np.int64, count=count)])
+        self._work = np.concatenate([self._work, [f.work for f in new]])
+        self._cap = np.concatenate([self._cap, [f.rate_cap for f in new]])
+        self._share = np.concatenate([self._share, [f.share for f in new]])
+        self._cached_matrix = None
+
     def _solve(self, _event: Event) -> None:
         self._solve_pending = False
         self._advance()
+        self._merge_pending()
         self._complete_finished()
         self.stats.solves += 1
         if not self._flows:

@@ -91,10 +91,11 @@ def test_served_work_and_attribution():
     network.transfer(100, [(link, 1.0)], tag=tag)
     env.run()
     assert network.stats.served[link.index] == pytest.approx(200)
-    # The capped flow's 100 B are attributed to its cap (index 0); the other's to the link.
-    limited = network.stats.limited_work[tag]
-    assert limited[0] == pytest.approx(100)
-    assert limited[link.index + 1] == pytest.approx(100)
+    # Capped flow: 20 B/s for 5 s, held by its cap (index 0).  The other: 80 B/s for
+    # 1.25 s, held by the link.
+    limited = network.stats.limited_time[tag]
+    assert limited[0] == pytest.approx(5.0)
+    assert limited[link.index + 1] == pytest.approx(1.25)
 
 
 def test_timeline_records_utilisation_and_flow_count():

@@ -1,0 +1,79 @@
+"""Wall-time benchmarks of simfs (not part of the test run).
+
+Cases:
+* ``dd-sweep-<system>``: the README's 7-point dd sweep (write and read), 1..64 nodes.
+* ``ior-fpp-<N>``: one IOR file-per-process run (``-t 1m -b 1g``, write and read) with N
+  single-rank clients on a 64-OST system (crtdc-lfs5 with 16 OSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import simfs
+
+NODES = [1, 2, 4, 8, 16, 32, 64]
+DD = "dd bs=1024000 count=50000"
+IOR = "ior -a POSIX -F -t 1m -b 1g"
+BIG = {"oss.count": 16, "client.count": 8192}  # 16 OSS x 4 OSTs = 64 OSTs
+
+
+def dd_sweep(system: str) -> Callable[[], object]:
+    return lambda: simfs.sweep(system, DD, {"nodes": NODES})
+
+
+def ior_fpp(clients: int) -> Callable[[], object]:
+    return lambda: simfs.simulate("crtdc-lfs5", IOR, nodes=clients, overrides=BIG)
+
+
+def measure(case: Callable[[], object], repeat: int) -> tuple[float, float, float]:
+    case()  # warm-up: imports, caches
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        case()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), min(times), max(times)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--large", action="store_true", help="include the 8,192-client run")
+    args = parser.parse_args()
+    cases = {f"dd-sweep-{s}": dd_sweep(s) for s in ("crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5")}
+    cases["ior-fpp-64"] = ior_fpp(64)
+    cases["ior-fpp-1024"] = ior_fpp(1024)
+    if args.large:
+        cases["ior-fpp-8192"] = ior_fpp(8192)
+    print(f"machine: {machine()}")
+    print(f"simfs {simfs.__version__}, median of {args.repeat} runs after one warm-up\n")
+    print("| case | median s | min s | max s |")
+    print("|---|---:|---:|---:|")
+    for name, case in cases.items():
+        repeat = 3 if name == "ior-fpp-8192" else args.repeat
+        median, low, high = measure(case, repeat)
+        print(f"| {name} | {median:.3f} | {low:.3f} | {high:.3f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
