@@ -59,33 +59,26 @@ def test_malformed_toml_names_file_and_line(tmp_path):
         simfs.load_system(path)
 
 
-def test_unknown_field_is_an_error(tmp_path):
-    path = write(tmp_path, base_text().replace("[client]\n", "[client]\ncorse = 3\n"))
-    with pytest.raises(ProfileError, match=r"client\.corse: unknown field"):
-        simfs.load_system(path)
-
-
-def test_negative_count_is_named(tmp_path):
-    path = write(tmp_path, base_text().replace("count = 8 ", "count = -8 "))
-    with pytest.raises(ProfileError, match=r"oss\.count: expected a positive number, got -8"):
-        simfs.load_system(path)
-
-
-def test_wrong_type_is_named(tmp_path):
-    path = write(tmp_path, base_text().replace("cores = 12", 'cores = "twelve"'))
-    with pytest.raises(ProfileError, match=r"client\.cores: expected an integer"):
-        simfs.load_system(path)
-
-
-def test_missing_field_is_named(tmp_path):
-    path = write(tmp_path, base_text().replace("osts_per_oss = 2", ""))
-    with pytest.raises(ProfileError, match=r"missing field oss\.osts_per_oss"):
-        simfs.load_system(path)
-
-
-def test_impossible_raid_is_named(tmp_path):
-    path = write(tmp_path, base_text().replace("disks = 10", "disks = 2"))
-    with pytest.raises(ProfileError, match="disk_count: raid6 needs more than 2"):
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("[client]\n", "[client]\ncorse = 3\n", r"client\.corse: unknown field"),
+        ("count = 8 ", "count = -8 ", r"oss\.count: expected a positive number, got -8"),
+        ("cores = 12", 'cores = "twelve"', r"client\.cores: expected an integer"),
+        ("osts_per_oss = 2", "", r"missing field oss\.osts_per_oss"),
+        ("disks = 10", "disks = 2", "disk_count: raid6 needs more than 2"),
+        (
+            'network = "qdr-ib"              #',
+            'network = "myrinet"             #',
+            "client.network: unknown network 'myrinet'",
+        ),
+        ("stripe_size_bytes = 1_048_576", "stripe_size_bytes = 1_000_000", "multiple of 65536"),
+    ],
+)
+def test_bad_profile_fields_are_named(tmp_path, old, new, message):
+    assert old in base_text()
+    path = write(tmp_path, base_text().replace(old, new, 1))
+    with pytest.raises(ProfileError, match=message):
         simfs.load_system(path)
 
 
