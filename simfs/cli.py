@@ -61,6 +61,32 @@ def _parser() -> argparse.ArgumentParser:
     _add_set(show)
     show.set_defaults(handler=_show)
 
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="fit a profile's free parameters to measured results",
+        description="Fit the [calibration.free] parameters of a system profile to measured results "
+        "(files or folders of dd, IOR, mdtest, fio, obdfilter-survey, bonnie++, iozone, IO500, Darshan output "
+        "or the published-results CSV) and write a calibrated profile.",
+    )
+    calibrate.add_argument("data", nargs="+", help="measurement files or folders")
+    calibrate.add_argument("--system", required=True, help="built-in name or path to a TOML profile")
+    calibrate.add_argument("--out", required=True, help="calibrated profile to write (never the source profile)")
+    calibrate.add_argument("--report", help="write the fit report (Markdown) here")
+    calibrate.add_argument("--free", action="append", metavar="FIELD", help="fit only these declared parameters")
+    calibrate.add_argument("--bootstrap", type=int, default=20, help="bootstrap refits for the intervals (default 20)")
+    calibrate.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    calibrate.set_defaults(handler=_calibrate)
+
+    validate = commands.add_parser(
+        "validate",
+        help="run validation cases and report predicted against measured",
+        description="Run every validation case (TOML) under the given paths and print the per-split summary; "
+        "with --report, write a Markdown report with a plot per case.",
+    )
+    validate.add_argument("cases", nargs="+", help="validation case files or folders")
+    validate.add_argument("--report", help="write the report (Markdown) here; plots go to plots/ beside it")
+    validate.set_defaults(handler=_validate)
+
     for name, help_text in (("simulate", "simulate one configuration"), ("sweep", "simulate a grid of settings")):
         sub = commands.add_parser(
             name, help=help_text, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -194,6 +220,71 @@ def _sweep(args: argparse.Namespace) -> int:
         title = f"{args.system}: {args.workload}"
         path = scaling_plot(phases, keys, Path(args.plot), title=title)
         print(f"plot written to {path}", file=sys.stderr)
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    import warnings
+
+    import pandas as pd
+
+    from simfs.calibrate import ProfileCalibrator
+    from simfs.calibrate.output import calibrated_profile_text, fit_report, write_atomically
+    from simfs.ingest import read_measurements
+
+    profile = load_profile(args.system)
+    out = Path(args.out)
+    protect = [Path(profile.origin)]
+    for target in (out, Path(args.report) if args.report else None):
+        if target is not None and not target.parent.exists():
+            raise SimfsError(f"{target}: directory {target.parent} does not exist")
+    if out.exists() and out.resolve() == Path(profile.origin).resolve():
+        raise SimfsError(f"--out {out}: refusing to overwrite the source profile")
+    measurements = pd.concat([read_measurements(path) for path in args.data], ignore_index=True)
+    command = "simfs calibrate " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["calibrate"] else "simfs calibrate"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        calibrator = ProfileCalibrator(profile, free=args.free, bootstrap=args.bootstrap, seed=args.seed)
+        calibrator.fit(measurements)
+    messages = [f"{w.category.__name__}: {w.message}" for w in caught]
+    for message in messages:
+        print(f"simfs: warning: {message}", file=sys.stderr)
+    data = [str(p) for p in args.data]
+    # Both texts first, so that a failure leaves neither file half-made.
+    text = calibrated_profile_text(calibrator, data, command)
+    report = fit_report(calibrator, data, command, messages) if args.report else None
+    write_atomically(out, text, protect=protect)
+    if report is not None:
+        write_atomically(Path(args.report), report, protect=protect)
+    summary = calibrator.summary_
+    for name, value in calibrator.params_.items():
+        low, high = calibrator.intervals_[name]
+        flag = "" if calibrator.identifiable_[name] else "  (not identifiable)"
+        print(f"{name} = {value:.4g}  [{low:.4g}, {high:.4g}]{flag}")
+    print(
+        f"fit: {summary['points']} points, RMS log error {summary['rms_log_error']:.4f}, "
+        f"median |error| {summary['median_abs_error_pct']:.1f}%; wrote {out}"
+    )
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from simfs.validate import find_cases, run_case, summarise, write_report
+
+    cases = find_cases(args.cases)
+    if args.report and not Path(args.report).parent.exists():
+        raise SimfsError(f"--report {args.report}: directory {Path(args.report).parent} does not exist")
+    outcomes = [run_case(case) for case in cases]
+    for split, numbers in sorted(summarise(outcomes).items()):
+        print(
+            f"{split}: {numbers['points']} points, median |error| {numbers['median_abs_error_pct']:.1f}%, "
+            f"worst {numbers['worst_abs_error_pct']:.1f}% ({numbers['worst_case']}), "
+            f"{numbers['within_tolerance']} within tolerance"
+        )
+    if args.report:
+        command = "simfs validate " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["validate"] else "simfs validate"
+        path = write_report(outcomes, Path(args.report), command)
+        print(f"report written to {path}", file=sys.stderr)
     return 0
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from simfs.experiment import Experiment
@@ -93,38 +94,48 @@ class Result:
             frame.insert(0, name, value)
         return frame.sort_values(["iteration", "phase", "rank"], kind="stable").reset_index(drop=True)
 
-    @property
-    def phases(self) -> pd.DataFrame:
-        """One row per (iteration, phase) with aggregate and per-node bandwidth."""
-        ranks = self.ranks
+    def phase_metrics(self) -> list[dict[str, Any]]:
+        """Per (iteration, phase): bytes, times and bandwidths, computed without pandas
+        (calibration evaluates thousands of runs; this is its hot path)."""
+        groups: dict[tuple[int, str], list[RankRecord]] = {}
+        for record in self.rank_records:
+            groups.setdefault((record.iteration, record.phase), []).append(record)
         order = {spec.label: i for i, spec in enumerate(self.workload.phases)}
         bottlenecks = {(a.iteration, a.phase): a.bottleneck for a in self.attribution}
         rows = []
-        for (iteration, phase), group in ranks.groupby(["iteration", "phase"], sort=False):
-            total = int(group["bytes"].sum())
-            elapsed = group["close_s"].max() - group["open_s"].min()
+        for (iteration, phase), records in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 0))):
+            sizes = np.array([r.bytes for r in records], dtype=float)
+            opens = np.array([r.open_s for r in records])
+            closes = np.array([r.close_s for r in records])
+            rank_bw = sizes / (closes - opens)
+            total = int(sizes.sum())
+            elapsed = float(closes.max() - opens.min())
             bw = total / elapsed
-            sum_rank = float(group["bw_Bps"].sum())
+            sum_rank = float(rank_bw.sum())
             aggregate = sum_rank if self.workload.aggregate == "sum_of_ranks" else bw
             limiter, share = bottlenecks.get((iteration, phase), ("", 0.0))
             rows.append(
                 {
-                    **self.run_columns(),
                     "iteration": iteration,
                     "phase": phase,
-                    "op": group["op"].iloc[0],
+                    "op": records[0].op,
                     "bytes": total,
                     "time_s": elapsed,
                     "bw_Bps": bw,
                     "sum_rank_bw_Bps": sum_rank,
                     "agg_bw_Bps": aggregate,
                     "per_node_bw_Bps": aggregate / self.experiment.nodes,
-                    "min_rank_bw_Bps": float(group["bw_Bps"].min()),
-                    "max_rank_bw_Bps": float(group["bw_Bps"].max()),
+                    "rank_mean_bw_Bps": float(rank_bw.mean()),
+                    "min_rank_bw_Bps": float(rank_bw.min()),
+                    "max_rank_bw_Bps": float(rank_bw.max()),
                     "bottleneck": limiter,
                     "bottleneck_share": share,
-                    "_order": (iteration, order.get(phase, 0)),
                 }
             )
-        frame = pd.DataFrame(rows).sort_values("_order", kind="stable").drop(columns="_order")
-        return frame.reset_index(drop=True)
+        return rows
+
+    @property
+    def phases(self) -> pd.DataFrame:
+        """One row per (iteration, phase) with aggregate and per-node bandwidth."""
+        run = self.run_columns()
+        return pd.DataFrame([{**run, **row} for row in self.phase_metrics()])

@@ -20,6 +20,13 @@ def blocks(page: Path, language: str) -> list[str]:
     return [body for lang, body in BLOCK.findall(page.read_text()) if lang == language]
 
 
+def in_scratch(tmp_path: Path, monkeypatch) -> None:
+    """Run examples in a scratch folder that sees the repository's data folders."""
+    for name in ("calibration", "validation"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    monkeypatch.chdir(tmp_path)
+
+
 def simfs_lines(page: Path) -> list[str]:
     lines = []
     for body in blocks(page, "console"):
@@ -29,7 +36,7 @@ def simfs_lines(page: Path) -> list[str]:
 
 @pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "python")], ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_examples_run(page, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    in_scratch(tmp_path, monkeypatch)
     namespace: dict = {"__name__": "__docs__"}
     for code in blocks(page, "python"):
         exec(compile(code, str(page), "exec"), namespace)
@@ -40,7 +47,7 @@ COMMANDS = [(page, line) for page in PAGES for line in simfs_lines(page)]
 
 @pytest.mark.parametrize("page, line", COMMANDS, ids=[f"{p.name}:{line[:60]}" for p, line in COMMANDS])
 def test_console_examples_run(page, line, tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
+    in_scratch(tmp_path, monkeypatch)
     argv = shlex.split(line)[1:]
     if argv == ["--help"]:
         with pytest.raises(SystemExit) as exit_info:

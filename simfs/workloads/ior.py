@@ -14,6 +14,8 @@ Supported options (IOR 3.x names, ``ior -h``):
 ``-i N``               iterations (repetitions of the phases)
 ``-o PATH``            test file path (used by the runner; ignored by the simulator)
 ``--posix.odirect``    O_DIRECT (``-B`` is the IOR 2 spelling)
+``-O summaryFormat=``  output format (``-O summaryFile=`` too): no effect on the I/O
+``-v``, ``-vv``, ...   verbosity: no effect on the I/O
 =====================  =================================================================
 
 Sizes take IOR's suffixes k, m, g, t (powers of 1024).  Tasks and tasks per node are
@@ -27,7 +29,10 @@ from simfs.units import parse_ior_size
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "--posix.odirect"}
-_VALUED = {"-a", "-t", "-b", "-s", "-i", "-o"}
+_VALUED = {"-a", "-t", "-b", "-s", "-i", "-o", "-O"}
+_VERBOSITY = {"-v", "-vv", "-vvv", "-vvvv"}
+# -O options that only change what IOR prints, not what it does.
+_OUTPUT_ONLY = {"summaryFormat", "summaryFile"}
 _EXPERIMENT = {"-N": "nodes and ppn", "--tasksPerNode": "ppn"}
 
 
@@ -41,6 +46,8 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         if arg in _FLAGS:
             flags.add(arg)
             continue
+        if arg in _VERBOSITY:
+            continue
         name, value = arg, None
         if arg[:2] in _VALUED and len(arg) > 2 and not arg.startswith("--"):
             name, value = arg[:2], arg[2:]
@@ -50,6 +57,11 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
                     raise WorkloadError(f"ior: option {name} needs a value")
                 value = args[position]
                 position += 1
+            if name == "-O":
+                key = value.split("=", 1)[0]
+                if key not in _OUTPUT_ONLY:
+                    raise WorkloadError(f"ior: -O {value}: only {', '.join(sorted(_OUTPUT_ONLY))} are supported")
+                continue
             values[name] = value
             continue
         if name.split("=")[0] in _EXPERIMENT:

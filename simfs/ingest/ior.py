@@ -1,0 +1,171 @@
+"""IOR output: the text report and ``-O summaryFormat=JSON``.
+
+Text (IOR 3.x/4.x): the ``Options:`` block gives ``nodes``, ``tasks`` and ``clients per
+node``; each row of the ``Results:`` table is one iteration of one access::
+
+    access    bw(MiB/s)  IOPS       Latency(s)  block(KiB) xfer(KiB)  open(s)    wr/rd(s)   close(s)   total(s)   iter
+    ------    ---------  ----       ----------  ---------- ---------  --------   --------   --------   --------   ----
+    write     1387.98    1402.22    0.001426    16384      1024.00    0.000456   0.022821   0.000131   0.023055   0
+
+A file with only the ``Summary of all tests`` table (older runs, ``-q``) gives the mean
+over iterations with the standard deviation as uncertainty.  JSON: ``tests[].Results``
+(one entry per iteration and access) and ``summary``.  IOR writes log lines into the same
+stream as its JSON (e.g. ``Using Time Stamp ... for Data Signature`` at ``-vv``); lines
+that are not JSON are dropped before decoding, and whatever remains must decode whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from simfs.ingest.common import MIB, fail, number
+from simfs.ingest.context import FileContext
+from simfs.ingest.measurements import Measurement
+
+_ROW = re.compile(r"^(write|read)\s+" + r"\s+".join([r"(\S+)"] * 9) + r"\s+(\d+)\s*$")
+_SUMMARY_ROW = re.compile(r"^(write|read)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+")
+_JSON_LINE = re.compile(r'^\s*([{}\[\],"]|$)')
+
+
+def looks_like_text(text: str) -> bool:
+    return text.lstrip().startswith("IOR-") or "\nCommand line        : " in text[:4000]
+
+
+def looks_like_json(text: str) -> bool:
+    head = text.lstrip()[:400]
+    return head.startswith("{") and '"Version"' in head and '"tests"' in text
+
+
+def _workload(command: str) -> str:
+    """The IOR command without the binary's path (``/opt/ior/bin/ior -a POSIX`` -> ``ior -a POSIX``)."""
+    words = command.split()
+    if words and words[0].endswith("ior"):
+        words[0] = "ior"
+    return " ".join(words)
+
+
+def parse_text(text: str, origin: str, context: FileContext) -> list[Measurement]:
+    lines = text.splitlines()
+    info: dict[str, str] = {}
+    rows: list[Measurement] = []
+    summary: list[Measurement] = []
+    state = "header"
+    for number_, raw in enumerate(lines, start=1):
+        line = raw.rstrip()
+        key, sep, value = line.partition(":")
+        if state == "header" and sep and key.strip() in ("Command line", "nodes", "tasks", "clients per node"):
+            info[key.strip()] = value.strip()
+        if line.startswith("access") and "bw(MiB/s)" in line:
+            state = "results"
+            continue
+        if line.startswith("Summary of all tests:"):
+            state = "summary"
+            continue
+        if state == "results":
+            if not line.strip() or line.startswith("---"):
+                if not line.strip() and rows:
+                    state = "after"
+                continue
+            match = _ROW.match(line)
+            if not match:
+                raise fail(origin, number_, f"not an IOR results row: {line[:80]!r}")
+            rows.append(
+                _measurement(
+                    origin,
+                    number_,
+                    match[1],
+                    number(match[2], origin, number_, "bw(MiB/s)"),
+                    context,
+                    info,
+                    int(match[11]),
+                )
+            )
+        elif state == "summary":
+            if line.startswith("Operation") or not line.strip():
+                continue
+            if line.startswith("Finished"):
+                state = "after"
+                continue
+            match = _SUMMARY_ROW.match(line)
+            if not match:
+                raise fail(origin, number_, f"not an IOR summary row: {line[:80]!r}")
+            mean = number(match[4], origin, number_, "Mean(MiB)")
+            std = number(match[5], origin, number_, "StdDev")
+            m = _measurement(origin, number_, match[1], mean, context, info, None)
+            m.uncertainty = std / mean if mean > 0 else float("nan")
+            summary.append(m)
+    if "Command line" not in info:
+        raise fail(origin, None, "no 'Command line' in the IOR header: not IOR output, or truncated")
+    measurements = rows or summary
+    if not measurements:
+        raise fail(origin, None, "no IOR results rows: the run did not finish or the file is truncated")
+    return measurements
+
+
+def _measurement(origin, line, access, bw_mib, context, info, iteration) -> Measurement:
+    tasks = int(info["tasks"]) if info.get("tasks", "").isdigit() else None
+    nodes = int(info["nodes"]) if info.get("nodes", "").isdigit() else context.nodes
+    ppn = int(info["clients per node"]) if info.get("clients per node", "").isdigit() else None
+    if ppn is None and tasks and nodes:
+        ppn = tasks // nodes
+    return Measurement(
+        source=f"{origin}:{line}",
+        tool="ior",
+        phase=access,
+        metric="agg_bw",
+        value=bw_mib * MIB,
+        workload=_workload(info.get("Command line", context.workload)),
+        nodes=nodes,
+        ppn=ppn or context.ppn,
+        settings=dict(context.settings),
+        system=context.system,
+        uncertainty=context.uncertainty,
+        iteration=iteration,
+    )
+
+
+def parse_json(text: str, origin: str, context: FileContext) -> list[Measurement]:
+    kept = [line if _JSON_LINE.match(line) else "" for line in text.splitlines()]
+    try:
+        document = json.loads("\n".join(kept))
+    except json.JSONDecodeError as exc:
+        raise fail(origin, exc.lineno, f"truncated or invalid IOR JSON: {exc.msg}") from None
+    if not isinstance(document, dict) or "tests" not in document:
+        raise fail(origin, None, "IOR JSON without 'tests'")
+    command = _workload(str(document.get("Command line", context.workload)))
+    measurements = []
+    for test in document["tests"]:
+        params: dict[str, Any] = test.get("Parameters", {})
+        nodes = params.get("nodes") or context.nodes
+        ppn = params.get("tasksPerNode") or context.ppn
+        results = test.get("Results", [])
+        flat = [entry for item in results for entry in (item if isinstance(item, list) else [item])]
+        iteration = {"write": 0, "read": 0}
+        for entry in flat:
+            access = entry.get("access")
+            if access not in ("write", "read"):
+                continue
+            if "bwMiB" not in entry:
+                raise fail(origin, None, f"IOR JSON test {test.get('TestID')}: {access} result without bwMiB")
+            measurements.append(
+                Measurement(
+                    source=f"{origin}:test{test.get('TestID', 0)}/{access}/{iteration[access]}",
+                    tool="ior",
+                    phase=access,
+                    metric="agg_bw",
+                    value=float(entry["bwMiB"]) * MIB,
+                    workload=command,
+                    nodes=nodes,
+                    ppn=ppn,
+                    settings=dict(context.settings),
+                    system=context.system,
+                    uncertainty=context.uncertainty,
+                    iteration=iteration[access],
+                )
+            )
+            iteration[access] += 1
+    if not measurements:
+        raise fail(origin, None, "IOR JSON has no write or read results")
+    return measurements

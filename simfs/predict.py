@@ -1,0 +1,166 @@
+"""Predict measurements: simulate what each Measurements row measured.
+
+Shared by the calibrators (which compare predictions with measurements while searching
+parameters) and by validation.  A row is simulatable when its tool is one simfs models
+(dd, IOR), its metric is a bandwidth the simulator reports, and its nodes and processes
+per node are known (directly or through ``over``).  Rows that are not get a reason,
+reported as a named warning; they are never silently dropped.
+
+Metrics: ``agg_bw`` -> the tool's aggregate (``agg_bw_Bps``); ``per_node_bw`` ->
+``per_node_bw_Bps``; ``rank_bw`` -> the mean over ranks of each rank's own rate.  A row
+with ``over = "nodes=1,2,4"`` is the maximum over that sweep (a published peak).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simfs import simulation
+from simfs.errors import SimfsError
+from simfs.experiment import EXPERIMENT_KEYS, Experiment
+from simfs.filesystems import LustreSystem
+from simfs.workloads import parse_workload
+
+SIMULATED_TOOLS = {"dd", "ior"}
+SIMULATED_METRICS = {"agg_bw": "agg_bw_Bps", "per_node_bw": "per_node_bw_Bps", "rank_bw": "rank_mean_bw_Bps"}
+
+
+class NotSimulatedWarning(UserWarning):
+    """A measurement simfs cannot simulate; it is left out of a fit or a comparison."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One simulatable measurement: the experiments to run and how to read the result."""
+
+    index: Any
+    workload: str
+    phase: str
+    metric: str
+    experiments: tuple[Experiment, ...]
+    measured: float
+    uncertainty: float
+
+
+def plan(measurements: pd.DataFrame, *, warn: bool = True) -> tuple[list[Point], pd.DataFrame]:
+    """Split rows into simulatable points and the rest (with a ``reason`` column)."""
+    points: list[Point] = []
+    skipped = []
+    for index, row in measurements.iterrows():
+        try:
+            points.append(_point(index, row))
+        except NotSimulated as skip:
+            skipped.append({**row.to_dict(), "reason": str(skip)})
+            if warn:
+                warnings.warn(f"{row['source']}: not simulated: {skip}", NotSimulatedWarning, stacklevel=2)
+    return points, pd.DataFrame(skipped)
+
+
+class NotSimulated(Exception):  # noqa: N818 - it is a verdict, not an error condition
+    """Why a measurement cannot be simulated."""
+
+
+def _point(index: Any, row: pd.Series) -> Point:
+    tool = row["tool"]
+    if tool not in SIMULATED_TOOLS:
+        raise NotSimulated(f"tool {tool!r} is not modelled (simfs simulates {', '.join(sorted(SIMULATED_TOOLS))})")
+    if row["metric"] not in SIMULATED_METRICS:
+        raise NotSimulated(f"metric {row['metric']!r} is not simulated (expected {', '.join(SIMULATED_METRICS)})")
+    if not row["workload"]:
+        raise NotSimulated("no workload command line (give one in the manifest)")
+    try:
+        spec = parse_workload(row["workload"])
+    except SimfsError as exc:
+        raise NotSimulated(str(exc)) from None
+    if row["phase"] not in {p.label for p in spec.phases}:
+        raise NotSimulated(f"phase {row['phase']!r} is not a phase of {row['workload']!r}")
+    settings = json.loads(row["settings"]) if isinstance(row["settings"], str) and row["settings"] else {}
+    for key in ("nodes", "ppn"):
+        if not pd.isna(row[key]):
+            settings[key] = int(row[key])
+    return make_point(
+        index,
+        row["workload"],
+        row["phase"],
+        row["metric"],
+        settings,
+        row["over"],
+        float(row["value"]),
+        float(row["uncertainty"]),
+    )
+
+
+def make_point(
+    index: Any,
+    workload: str,
+    phase: str,
+    metric: str,
+    settings: dict[str, Any],
+    over: Any,
+    measured: float,
+    uncertainty: float,
+) -> Point:
+    """A point from its parts; raises ``NotSimulated`` with the reason when it cannot be simulated."""
+    unknown = set(settings) - set(EXPERIMENT_KEYS)
+    if unknown:
+        raise NotSimulated(f"settings {sorted(unknown)} are not experiment settings")
+    base: dict[str, Any] = dict(settings)
+    sweeps = _over(over)
+    missing = [k for k in ("nodes", "ppn") if k not in base and k not in sweeps]
+    if missing:
+        raise NotSimulated(f"{' and '.join(missing)} unknown")
+    grids = [dict(base)]
+    for key, values in sweeps.items():
+        grids = [{**g, key: v} for g in grids for v in values]
+    try:
+        experiments = tuple(Experiment.from_settings(g) for g in grids)
+    except SimfsError as exc:
+        raise NotSimulated(str(exc)) from None
+    return Point(index, workload, phase, metric, experiments, measured, uncertainty)
+
+
+def _over(text: Any) -> dict[str, list[int]]:
+    if not isinstance(text, str) or not text:
+        return {}
+    key, sep, values = text.partition("=")
+    if not sep or key.strip() not in EXPERIMENT_KEYS:
+        raise NotSimulated(f"over {text!r}: expected KEY=V1,V2,... with an experiment setting")
+    try:
+        return {key.strip(): [int(v) for v in values.split(",")]}
+    except ValueError:
+        raise NotSimulated(f"over {text!r}: values must be integers") from None
+
+
+class Predictor:
+    """Predicts points on one system, simulating each distinct run once."""
+
+    def __init__(self, system: LustreSystem) -> None:
+        self.system = system
+        self._runs: dict[tuple[str, Experiment], list[dict[str, Any]]] = {}
+        self._specs: dict[str, Any] = {}
+
+    def run(self, workload: str, experiment: Experiment) -> list[dict[str, Any]]:
+        """Phase metrics of one run (``Result.phase_metrics``), simulated once."""
+        key = (workload, experiment)
+        if key not in self._runs:
+            spec = self._specs.setdefault(workload, parse_workload(workload))
+            self._runs[key] = simulation.run(self.system, spec, experiment).phase_metrics()
+        return self._runs[key]
+
+    def value(self, point: Point, experiment: Experiment) -> float:
+        column = SIMULATED_METRICS[point.metric]
+        values = [row[column] for row in self.run(point.workload, experiment) if row["phase"] == point.phase]
+        return float(np.mean(values))
+
+    def predict(self, point: Point) -> float:
+        return max(self.value(point, experiment) for experiment in point.experiments)
+
+    def curve(self, point: Point) -> list[tuple[Experiment, float]]:
+        """The prediction at every experiment of a point's sweep (for plots)."""
+        return [(experiment, self.value(point, experiment)) for experiment in point.experiments]

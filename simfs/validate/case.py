@@ -1,0 +1,179 @@
+"""Validation cases: a system, a workload, measured values with their source, a tolerance.
+
+A case is one TOML file::
+
+    [case]
+    name = "lfs3: dd read peak over 1-64 nodes"
+    system = "crtdc-lfs3-fitted"          # built-in name, or a profile path relative to the case
+    workload = "dd bs=1024000 count=50000"
+    phase = "read"
+    metric = "agg_bw"                     # agg_bw | per_node_bw | rank_bw
+    split = "held-out"                    # "calibration" if these values trained the system
+    tolerance = 0.25                      # pass when |predicted / measured - 1| <= tolerance
+    source = "seed 000_cd5f2d1d7b196eec.txt, 'dd writing/reading a 50GB file on 1 to 64 nodes'"
+    settings = { ppn = 1, stripe_count = 4 }
+    curve = "nodes=1,2,4,8,16,32,64"      # optional: the sweep plotted and checked for peak/collapse
+
+    [[points]]                            # one or more measured values
+    over = "nodes=1,2,4,8,16,32,64"       # the value is the peak of this sweep (or give nodes = 16)
+    value = 3.6e9                         # SI: B/s
+    uncertainty = 0.1                     # optional, relative 1 sigma
+
+    [expect]                              # optional, what the source says of the curve's shape
+    peak_at = 4                           # where the measured curve peaks (a value of the curve's key)
+    collapse = true                       # the curve falls after its peak (>= 10% below it at the end)
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simfs.errors import SimfsError
+from simfs.experiment import EXPERIMENT_KEYS
+from simfs.predict import SIMULATED_METRICS
+
+SPLITS = ("calibration", "held-out")
+#: A curve "collapses" when its last point is at least this much below its peak.
+COLLAPSE_DROP = 0.10
+
+
+@dataclass(frozen=True)
+class MeasuredPoint:
+    value: float
+    settings: dict[str, int]
+    over: str = ""
+    uncertainty: float = math.nan
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ValidationCase:
+    path: Path
+    name: str
+    system: str
+    workload: str
+    phase: str
+    metric: str
+    split: str
+    tolerance: float
+    source: str
+    settings: dict[str, Any]
+    points: tuple[MeasuredPoint, ...]
+    curve: str = ""
+    expect_peak_at: int | None = None
+    expect_collapse: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def identifier(self) -> str:
+        return self.path.stem
+
+
+def load_case(path: str | Path) -> ValidationCase:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SimfsError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise SimfsError(f"{path}: cannot read ({exc.strerror})") from None
+    unknown = set(data) - {"case", "points", "expect"}
+    if unknown:
+        raise SimfsError(f"{path}: unknown table {sorted(unknown)[0]!r} (expected case, points, expect)")
+    case = data.get("case")
+    if not isinstance(case, dict):
+        raise SimfsError(f"{path}: missing [case] table")
+
+    def need(key: str, kind: type) -> Any:
+        if key not in case:
+            raise SimfsError(f"{path}: case.{key}: missing")
+        value = case[key]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind):
+            raise SimfsError(f"{path}: case.{key}: expected a {kind.__name__}, got {value!r}")
+        return value
+
+    allowed = {"name", "system", "workload", "phase", "metric", "split", "tolerance", "source", "settings", "curve"}
+    extra = set(case) - allowed
+    if extra:
+        raise SimfsError(f"{path}: case.{sorted(extra)[0]}: unknown field")
+    split = need("split", str)
+    if split not in SPLITS:
+        raise SimfsError(f"{path}: case.split: expected one of {', '.join(SPLITS)}, got {split!r}")
+    metric = need("metric", str)
+    if metric not in SIMULATED_METRICS:
+        raise SimfsError(f"{path}: case.metric: expected one of {', '.join(SIMULATED_METRICS)}, got {metric!r}")
+    tolerance = need("tolerance", float)
+    if not tolerance > 0:
+        raise SimfsError(f"{path}: case.tolerance: expected a positive fraction, got {tolerance!r}")
+    settings = case.get("settings", {})
+    if not isinstance(settings, dict) or set(settings) - set(EXPERIMENT_KEYS):
+        raise SimfsError(
+            f"{path}: case.settings: expected a table of experiment settings ({', '.join(EXPERIMENT_KEYS)})"
+        )
+    system = need("system", str)
+    if system.endswith(".toml"):
+        system = str((path.parent / system).resolve())
+
+    raw_points = data.get("points", [])
+    if not isinstance(raw_points, list) or not raw_points:
+        raise SimfsError(f"{path}: no [[points]]: a case needs at least one measured value")
+    points = []
+    for i, point in enumerate(raw_points):
+        where = f"{path}: points[{i}]"
+        if "value" not in point or not isinstance(point["value"], (int, float)) or point["value"] <= 0:
+            raise SimfsError(f"{where}.value: expected a positive number")
+        extra_keys = set(point) - {"value", "over", "uncertainty", "note", *EXPERIMENT_KEYS}
+        if extra_keys:
+            raise SimfsError(f"{where}.{sorted(extra_keys)[0]}: unknown field")
+        point_settings = {k: point[k] for k in EXPERIMENT_KEYS if k in point}
+        points.append(
+            MeasuredPoint(
+                value=float(point["value"]),
+                settings=point_settings,
+                over=str(point.get("over", "")),
+                uncertainty=float(point.get("uncertainty", math.nan)),
+                note=str(point.get("note", "")),
+            )
+        )
+    expect = data.get("expect", {})
+    if set(expect) - {"peak_at", "collapse"}:
+        raise SimfsError(f"{path}: expect.{sorted(set(expect) - {'peak_at', 'collapse'})[0]}: unknown field")
+    curve = str(case.get("curve", ""))
+    if expect and not curve:
+        raise SimfsError(f"{path}: [expect] needs case.curve (the sweep to check)")
+    return ValidationCase(
+        path=path,
+        name=need("name", str),
+        system=system,
+        workload=need("workload", str),
+        phase=need("phase", str),
+        metric=metric,
+        split=split,
+        tolerance=tolerance,
+        source=need("source", str),
+        settings=dict(settings),
+        points=tuple(points),
+        curve=curve,
+        expect_peak_at=expect.get("peak_at"),
+        expect_collapse=expect.get("collapse"),
+    )
+
+
+def find_cases(paths: list[str | Path]) -> list[ValidationCase]:
+    cases = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            cases += [load_case(p) for p in sorted(path.rglob("*.toml"))]
+        elif path.exists():
+            cases.append(load_case(path))
+        else:
+            raise SimfsError(f"{path}: no such file or directory")
+    if not cases:
+        raise SimfsError(f"no validation cases (*.toml) in {', '.join(map(str, paths))}")
+    return cases

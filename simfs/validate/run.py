@@ -1,0 +1,115 @@
+"""Run validation cases: predict every measured point and check the curve's shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from simfs.api import load_system
+from simfs.errors import SimfsError
+from simfs.predict import NotSimulated, Predictor, make_point
+from simfs.validate.case import COLLAPSE_DROP, ValidationCase
+from simfs.workloads import parse_workload
+
+#: Points within this fraction of a curve's maximum count as its peak (first one wins).
+PEAK_PLATEAU = 0.01
+
+
+@dataclass
+class CaseOutcome:
+    case: ValidationCase
+    points: pd.DataFrame
+    curve_key: str = ""
+    curve: list[tuple[int, float]] | None = None
+    peak_at: int | None = None
+    collapse: bool | None = None
+
+    @property
+    def peak_within_one_doubling(self) -> bool | None:
+        expected = self.case.expect_peak_at
+        if expected is None or self.peak_at is None:
+            return None
+        return 0.5 <= self.peak_at / expected <= 2.0
+
+    @property
+    def collapse_matches(self) -> bool | None:
+        if self.case.expect_collapse is None or self.collapse is None:
+            return None
+        return self.collapse == self.case.expect_collapse
+
+
+def run_case(case: ValidationCase) -> CaseOutcome:
+    try:
+        system = load_system(case.system)
+        spec = parse_workload(case.workload)
+    except SimfsError as exc:
+        raise SimfsError(f"{case.path}: {exc}") from None
+    if case.phase not in {p.label for p in spec.phases}:
+        raise SimfsError(f"{case.path}: case.phase: {case.phase!r} is not a phase of {case.workload!r}")
+    predictor = Predictor(system)
+    rows = []
+    for i, measured in enumerate(case.points):
+        settings = {**case.settings, **measured.settings}
+        try:
+            point = make_point(
+                i, case.workload, case.phase, case.metric, settings, measured.over, measured.value, measured.uncertainty
+            )
+        except NotSimulated as exc:
+            raise SimfsError(f"{case.path}: points[{i}]: {exc}") from None
+        predicted = predictor.predict(point)
+        label = ", ".join(f"{k}={v}" for k, v in sorted(measured.settings.items()))
+        if measured.over:
+            label = (label + ", " if label else "") + f"peak over {measured.over}"
+        rows.append(
+            {
+                "case": case.identifier,
+                "name": case.name,
+                "system": system.name,
+                "split": case.split,
+                "point": label or "as set",
+                "measured": measured.value,
+                "predicted": predicted,
+                "error_pct": 100.0 * (predicted / measured.value - 1.0),
+                "within_tolerance": abs(predicted / measured.value - 1.0) <= case.tolerance,
+                "tolerance_pct": 100.0 * case.tolerance,
+                "note": measured.note,
+            }
+        )
+    outcome = CaseOutcome(case, pd.DataFrame(rows))
+    if case.curve:
+        key = case.curve.split("=", 1)[0]
+        try:
+            curve_point = make_point(
+                "curve", case.workload, case.phase, case.metric, dict(case.settings), case.curve, 1.0, np.nan
+            )
+        except NotSimulated as exc:
+            raise SimfsError(f"{case.path}: case.curve: {exc}") from None
+        curve = [(getattr(e, key), v) for e, v in predictor.curve(curve_point)]
+        values = np.array([v for _, v in curve])
+        # On a plateau the argmax is decided by rounding; the peak is where the curve
+        # first comes within PEAK_PLATEAU of its maximum.
+        peak = int(np.flatnonzero(values >= (1 - PEAK_PLATEAU) * values.max())[0])
+        outcome.curve_key = key
+        outcome.curve = curve
+        outcome.peak_at = curve[peak][0]
+        outcome.collapse = bool(values[-1] < (1 - COLLAPSE_DROP) * values[peak])
+    return outcome
+
+
+def summarise(outcomes: list[CaseOutcome]) -> dict[str, dict[str, float]]:
+    """Median and worst absolute percentage error per split."""
+    points = pd.concat([o.points for o in outcomes], ignore_index=True)
+    summary = {}
+    for split, group in points.groupby("split"):
+        errors = group["error_pct"].abs()
+        worst = group.loc[errors.idxmax()]
+        summary[split] = {
+            "points": len(group),
+            "median_abs_error_pct": float(errors.median()),
+            "worst_abs_error_pct": float(errors.max()),
+            "worst_case": str(worst["case"]),
+            "within_tolerance": int(group["within_tolerance"].sum()),
+        }
+    return summary

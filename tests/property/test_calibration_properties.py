@@ -1,0 +1,137 @@
+"""Calibration round trips: data simulated by simfs with known parameters are fitted back.
+
+A small system keeps each fit to about a second: 2 OSS x 2 single-disk OSTs, 10GbE
+clients.  The measurement design makes both free parameters matter: a single-node read
+over all 4 OSTs is bound by one core's read copy rate (copy_read < 4 x disk), and a
+16-rank write is bound by the disks.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simfs
+from simfs.calibrate import ProfileCalibrator
+from simfs.ingest.measurements import Measurement, to_frame
+from simfs.systems.profile import Profile
+
+PROFILE = """
+[system]
+name = "tiny"
+description = "2 OSS, 4 single-disk OSTs, 10GbE clients"
+filesystem = "lustre"
+[client]
+count = 8
+cores = 8
+memory_bytes = 8e9
+network = "10gbe"
+copy_write_Bps = 1e9
+copy_read_Bps = 1e9
+[mds]
+create_per_s = 1000.0
+open_per_s = 2000.0
+close_per_s = 4000.0
+[oss]
+count = 2
+osts_per_oss = 2
+network = "10gbe"
+cpu_Bps = 5e9
+[ost]
+raid_level = "raid0"
+disks = 1
+drive = "hdd"
+[ost.hdd]
+sustained_Bps = 1.5e8
+[lustre]
+stripe_count = -1
+stripe_size_bytes = 1048576
+max_rpcs_in_flight = 8
+rpc_size_bytes = 1048576
+max_dirty_bytes_per_osc = 33554432
+rpc_latency_s = 1e-3
+metadata_latency_s = 2e-4
+[calibration.free]
+"client.copy_read_Bps" = [5.0e7, 2.0e9]
+"ost.hdd.sustained_Bps" = [3.0e7, 5.0e8]
+"""
+DESIGN = [
+    ("dd if=f of=/dev/null bs=1M count=400", "read", 1, 1),
+    ("dd if=f of=/dev/null bs=1M count=400", "read", 2, 1),
+    ("dd if=/dev/zero of=f bs=1M count=400 conv=fsync", "write", 4, 4),
+]
+
+
+def synthetic(copy_read: float, disk: float) -> pd.DataFrame:
+    truth = Profile.from_text(PROFILE, "tiny.toml").with_overrides(
+        {"client.copy_read_Bps": copy_read, "ost.hdd.sustained_Bps": disk}
+    )
+    rows = []
+    for workload, phase, nodes, ppn in DESIGN:
+        value = simfs.simulate(truth, workload, nodes=nodes, ppn=ppn).phases["agg_bw_Bps"].iloc[0]
+        rows.append(Measurement("synthetic", "dd", phase, "agg_bw", float(value), workload, nodes, ppn))
+    return to_frame(rows)
+
+
+def calibrator(**kwargs) -> ProfileCalibrator:
+    return ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=kwargs.pop("bootstrap", 8), **kwargs)
+
+
+@settings(max_examples=6, deadline=None)
+@given(copy_read=st.floats(8e7, 3.5e8), disk=st.floats(1e8, 3e8))
+def test_round_trip_recovers_known_parameters(copy_read, disk):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = calibrator().fit(synthetic(copy_read, disk))
+    truth = {"client.copy_read_Bps": copy_read, "ost.hdd.sustained_Bps": disk}
+    for name, value in truth.items():
+        low, high = fitted.intervals_[name]
+        assert low <= value <= high, (name, value, low, high)
+        assert fitted.params_[name] == pytest.approx(value, rel=0.02)
+        assert fitted.identifiable_[name]
+    assert fitted.rms_log_error_ < 0.01
+
+
+def test_fit_twice_gives_the_same_result():
+    data = synthetic(2e8, 1.2e8)
+    first = calibrator().fit(data)
+    second = calibrator().fit(data)
+    assert first.params_ == second.params_
+    assert first.intervals_ == second.intervals_
+    refit = first.fit(data)  # fitting the same estimator again
+    assert refit.params_ == second.params_
+
+
+def test_same_seed_same_bootstrap_and_seed_matters():
+    data = synthetic(2e8, 1.2e8)
+    a = calibrator(seed=4).fit(data).bootstrap_samples_
+    b = calibrator(seed=4).fit(data).bootstrap_samples_
+    c = calibrator(seed=5).fit(data).bootstrap_samples_
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_a_parameter_no_measurement_touches_is_flagged():
+    from simfs.calibrate import IdentifiabilityWarning
+
+    data = synthetic(2e8, 1.2e8)
+    writes_only = data[data["phase"] == "write"].reset_index(drop=True)
+    with pytest.warns(IdentifiabilityWarning, match="client.copy_read_Bps is not identifiable"):
+        fitted = calibrator().fit(writes_only)
+    assert not fitted.identifiable_["client.copy_read_Bps"]
+    assert fitted.intervals_["client.copy_read_Bps"] == (5.0e7, 2.0e9)
+    assert fitted.identifiable_["ost.hdd.sustained_Bps"]
+
+
+def test_predict_needs_a_fit_and_then_uses_it():
+    data = synthetic(2e8, 1.2e8)
+    unfitted = calibrator()
+    with pytest.raises(simfs.SimfsError, match="not fitted"):
+        unfitted.predict(data)
+    predicted = calibrator(bootstrap=0).fit(data).predict(data)
+    assert np.allclose(predicted["predicted"], data["value"], rtol=0.01)
