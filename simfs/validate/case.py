@@ -14,7 +14,7 @@ A case is one TOML file::
     settings = { ppn = 1, stripe_count = 4 }
     curve = "nodes=1,2,4,8,16,32,64"      # optional: the sweep plotted and checked for peak/collapse
 
-    [[points]]                            # one or more measured values
+    [[points]]                            # measured values (optional if [expect] is given)
     over = "nodes=1,2,4,8,16,32,64"       # the value is the peak of this sweep (or give nodes = 16)
     value = 3.6e9                         # SI: B/s
     uncertainty = 0.1                     # optional, relative 1 sigma
@@ -121,8 +121,8 @@ def load_case(path: str | Path) -> ValidationCase:
         system = str((path.parent / system).resolve())
 
     raw_points = data.get("points", [])
-    if not isinstance(raw_points, list) or not raw_points:
-        raise SimfsError(f"{path}: no [[points]]: a case needs at least one measured value")
+    if not isinstance(raw_points, list) or (not raw_points and "expect" not in data):
+        raise SimfsError(f"{path}: no [[points]] and no [expect]: a case needs a measured value or a stated shape")
     points = []
     for i, point in enumerate(raw_points):
         where = f"{path}: points[{i}]"

@@ -51,6 +51,20 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
             f"{trained['points']} points, median {trained['median_abs_error_pct']:.1f}%, worst {trained['worst_abs_error_pct']:.1f}%.",
         ]
     curves = [o for o in outcomes if o.curve]
+    peaks = [o.peak_within_one_doubling for o in curves if o.peak_within_one_doubling is not None]
+    collapses = [o.collapse_matches for o in curves if o.collapse_matches is not None]
+    held_peaks = [
+        o.peak_within_one_doubling
+        for o in curves
+        if o.case.split == "held-out" and o.peak_within_one_doubling is not None
+    ]
+    if peaks or collapses:
+        lines += [
+            "",
+            f"Shape checks: peak location within one doubling in {sum(peaks)} of {len(peaks)} curves "
+            f"({sum(held_peaks)} of {len(held_peaks)} held-out); collapse after the peak predicted as published "
+            f"in {sum(collapses)} of {len(collapses)} curves.",
+        ]
     if curves:
         lines += [
             "",
@@ -65,7 +79,7 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
         for o in curves:
             c = o.case
             lines.append(
-                f"| {c.identifier} | {o.points['system'].iloc[0]} | {c.split} | {o.curve_key} | {o.peak_at} | "
+                f"| {c.identifier} | {o.system_name} | {c.split} | {o.curve_key} | {o.peak_at} | "
                 f"{'n/a (not published)' if c.expect_peak_at is None else c.expect_peak_at} | {_yes(o.peak_within_one_doubling)} | "
                 f"{'yes' if o.collapse else 'no'} | {_yes(c.expect_collapse)} | {_yes(o.collapse_matches)} |"
             )
@@ -107,9 +121,7 @@ def _plot(outcome: CaseOutcome, folder: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 3.6))
     if outcome.curve:
         xs = [x for x, _ in outcome.curve]
-        ax.plot(
-            xs, [v / 1e9 for _, v in outcome.curve], marker="o", label=f"simulated ({outcome.points['system'].iloc[0]})"
-        )
+        ax.plot(xs, [v / 1e9 for _, v in outcome.curve], marker="o", label=f"simulated ({outcome.system_name})")
         if max(xs) / max(min(xs), 1) >= 8:
             ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [str(x) for x in xs])

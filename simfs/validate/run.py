@@ -25,6 +25,7 @@ class CaseOutcome:
     curve: list[tuple[int, float]] | None = None
     peak_at: int | None = None
     collapse: bool | None = None
+    system_name: str = ""
 
     @property
     def peak_within_one_doubling(self) -> bool | None:
@@ -77,7 +78,21 @@ def run_case(case: ValidationCase) -> CaseOutcome:
                 "note": measured.note,
             }
         )
-    outcome = CaseOutcome(case, pd.DataFrame(rows))
+    columns = [
+        "case",
+        "name",
+        "system",
+        "split",
+        "point",
+        "measured",
+        "predicted",
+        "error_pct",
+        "within_tolerance",
+        "tolerance_pct",
+        "note",
+    ]
+    outcome = CaseOutcome(case, pd.DataFrame(rows, columns=columns))
+    outcome.system_name = system.name
     if case.curve:
         key = case.curve.split("=", 1)[0]
         try:

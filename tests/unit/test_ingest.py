@@ -33,6 +33,17 @@ def test_ior_text_rows_are_iterations():
     assert frame["workload"].iloc[0] == "ior -a POSIX -F -t 1m -b 16m -w -r -C -e -i 2 -o /tmp/iortest/f"
 
 
+def test_ior_summary_table_alone_gives_the_mean_with_its_spread(tmp_path):
+    text = (DATA / "ior-fpp-text.txt").read_text()
+    start = text.index("Results:")
+    summary_only = text[:start] + text[text.index("Summary of all tests:") :]
+    (tmp_path / "ior-q.txt").write_text(summary_only)
+    frame = read_measurements(tmp_path / "ior-q.txt")
+    write = frame[frame["phase"] == "write"].iloc[0]
+    assert write["value"] == pytest.approx(1409.55 * MIB)
+    assert write["uncertainty"] == pytest.approx(21.57 / 1409.55)
+
+
 def test_ior_json_and_the_mixed_log_line_case():
     shared = read_measurements(DATA / "ior-shared.json")
     assert list(shared["phase"]) == ["write", "read"]
