@@ -40,6 +40,20 @@ class FileContext:
     uncertainty: float = float("nan")
     source: str = ""
 
+    def fields(self, **overrides: Any) -> dict[str, Any]:
+        """Measurement fields this context supplies, with a file's own values on top
+        (``None`` in ``overrides`` means "the file does not say": the context's value stays)."""
+        fields = {
+            "workload": self.workload,
+            "nodes": self.nodes,
+            "ppn": self.ppn,
+            "settings": dict(self.settings),
+            "system": self.system,
+            "uncertainty": self.uncertainty,
+        }
+        fields.update({k: v for k, v in overrides.items() if v is not None})
+        return fields
+
 
 def read_manifest(folder: Path) -> dict[str, FileContext]:
     """Per-file contexts of ``folder`` (the ``defaults`` merged in); empty if no manifest."""

@@ -51,12 +51,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 phase=phase,
                 metric="rank_bw",
                 value=int(match["bytes"]) / seconds,
-                workload=context.workload,
-                nodes=context.nodes,
-                ppn=context.ppn,
-                settings=dict(context.settings),
-                system=context.system,
-                uncertainty=context.uncertainty,
+                **context.fields(),
             )
         )
     if not measurements:

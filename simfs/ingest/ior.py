@@ -116,13 +116,8 @@ def _measurement(origin, line, access, bw_mib, context, info, iteration) -> Meas
         phase=access,
         metric="agg_bw",
         value=bw_mib * MIB,
-        workload=_workload(info.get("Command line", context.workload)),
-        nodes=nodes,
-        ppn=ppn or context.ppn,
-        settings=dict(context.settings),
-        system=context.system,
-        uncertainty=context.uncertainty,
         iteration=iteration,
+        **context.fields(workload=_workload(info.get("Command line", context.workload)), nodes=nodes, ppn=ppn),
     )
 
 
@@ -156,13 +151,8 @@ def parse_json(text: str, origin: str, context: FileContext) -> list[Measurement
                     phase=access,
                     metric="agg_bw",
                     value=float(entry["bwMiB"]) * MIB,
-                    workload=command,
-                    nodes=nodes,
-                    ppn=ppn,
-                    settings=dict(context.settings),
-                    system=context.system,
-                    uncertainty=context.uncertainty,
                     iteration=iteration[access],
+                    **context.fields(workload=command, nodes=nodes, ppn=ppn),
                 )
             )
             iteration[access] += 1

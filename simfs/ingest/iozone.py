@@ -62,12 +62,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 phase=_PHASES[test],
                 metric="ops_rate" if is_ops else "agg_bw",
                 value=rate if is_ops else rate * KIB,
-                workload=command,
-                nodes=context.nodes,
-                ppn=context.ppn or int(match[1]),
-                settings=dict(context.settings),
-                system=context.system,
-                uncertainty=context.uncertainty,
+                **context.fields(workload=command, ppn=context.ppn or int(match[1])),
             )
         )
     if not measurements:

@@ -66,12 +66,12 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 phase=match[1].strip().lower().replace(" ", "_"),
                 metric="ops_rate",
                 value=mean,
-                workload=command,
-                nodes=nodes or context.nodes,
-                ppn=(tasks // nodes) if tasks and nodes else context.ppn,
-                settings=dict(context.settings),
-                system=context.system,
-                uncertainty=std / mean if mean > 0 else float("nan"),
+                **context.fields(
+                    workload=command,
+                    nodes=nodes,
+                    ppn=(tasks // nodes) if tasks and nodes else None,
+                    uncertainty=std / mean if mean > 0 else None,
+                ),
             )
         )
     if not measurements:

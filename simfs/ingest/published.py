@@ -22,23 +22,9 @@ import math
 
 from simfs.ingest.common import fail
 from simfs.ingest.context import FileContext
-from simfs.ingest.measurements import METRIC_UNITS, Measurement
+from simfs.ingest.measurements import COLUMNS, METRIC_UNITS, Measurement
 
-HEADER = [
-    "system",
-    "tool",
-    "workload",
-    "nodes",
-    "ppn",
-    "settings",
-    "over",
-    "phase",
-    "metric",
-    "value",
-    "unit",
-    "uncertainty",
-    "source",
-]
+HEADER = [column for column in COLUMNS if column != "iteration"]
 _UNITS = {
     "B/s": ("B/s", 1.0),
     "kB/s": ("B/s", 1e3),
