@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "simulate":
             sub.add_argument("--per-rank", action="store_true", help="print one row per rank and phase")
+            sub.add_argument(
+                "--timeline",
+                metavar="FILE",
+                help="per-resource utilisation and flow counts over time: a plot (PNG/SVG/PDF) or, for .csv, the table",
+            )
             sub.set_defaults(handler=_simulate)
         else:
             sub.add_argument(
@@ -172,13 +177,26 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    result = simulate(args.system, args.workload, overrides=_overrides(args))
+    result = simulate(args.system, args.workload, overrides=_overrides(args), record_timeline=bool(args.timeline))
     frame = result.ranks if args.per_rank else result.phases
     if args.format == "table" and not args.per_rank:
         table = wide_table(frame, ["nodes", "ppn"])
         print(render_text(table))
     else:
         _emit(frame, "csv" if args.format == "table" else args.format)
+    if args.timeline:
+        target = Path(args.timeline)
+        if not target.parent.exists():
+            raise SimfsError(f"--timeline {target}: directory {target.parent} does not exist")
+        if target.suffix == ".csv":
+            partial = target.with_name(f".{target.name}.partial")
+            result.timeline.to_csv(partial, index=False)
+            partial.replace(target)
+        else:
+            from simfs.report.plots import timeline_plot
+
+            timeline_plot(result.timeline, target, title=f"{args.system}: {args.workload}")
+        print(f"timeline written to {target}", file=sys.stderr)
     return 0
 
 
@@ -269,12 +287,12 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from simfs.validate import find_cases, run_case, summarise, write_report
+    from simfs.validate import find_cases, run_cases, summarise, write_report
 
     cases = find_cases(args.cases)
     if args.report and not Path(args.report).parent.exists():
         raise SimfsError(f"--report {args.report}: directory {Path(args.report).parent} does not exist")
-    outcomes = [run_case(case) for case in cases]
+    outcomes = run_cases(cases)
     for split, numbers in sorted(summarise(outcomes).items()):
         print(
             f"{split}: {numbers['points']} points, median |error| {numbers['median_abs_error_pct']:.1f}%, "

@@ -127,6 +127,7 @@ class Result:
                     "per_node_bw_Bps": aggregate / self.experiment.nodes,
                     "rank_mean_bw_Bps": float(rank_bw.mean()),
                     "min_rank_bw_Bps": float(rank_bw.min()),
+                    "min_rank_agg_bw_Bps": float(rank_bw.min()) * len(records),
                     "max_rank_bw_Bps": float(rank_bw.max()),
                     "bottleneck": limiter,
                     "bottleneck_share": share,

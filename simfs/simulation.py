@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from simfs.engine import FluidNetwork
+from simfs.engine import READ, WRITE, FluidNetwork
 from simfs.engine.barrier import Barrier
 from simfs.errors import ExperimentError
 from simfs.experiment import Experiment
@@ -143,17 +143,19 @@ class _Program:
         size = float(phase.bytes_per_rank)
         full_path = self.fs.data_path(node, layout, share, phase.op, copy=not phase.direct)
 
+        kind = READ if phase.op == "read" else WRITE
         if phase.op == "read" or phase.direct:
-            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag)
+            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=kind)
         else:
             dirty = min(size, self.fs.dirty_limit_bytes(share, ppn))
             if size > dirty:
-                yield self.network.transfer(size - dirty, full_path, rate_cap=cap.rate_Bps, tag=tag)
+                yield self.network.transfer(size - dirty, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=WRITE)
             writeback = self.network.transfer(
                 dirty,
                 self.fs.data_path(node, layout, share, "write", copy=False),
                 rate_cap=self.fs.rpc_window_Bps(share),
                 tag=self.network.tag(f"{iteration}/{phase.label}/rpc-window"),
+                kind=WRITE,
             )
             copy_path = self.fs.data_path(node, layout, share, "write", copy=True, network=False)
             yield self.network.transfer(dirty, copy_path, rate_cap=self.fs.system.client.copy_Bps("write"), tag=tag)

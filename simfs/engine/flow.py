@@ -34,6 +34,7 @@ class Flow(Event):
     __slots__ = (
         "name",
         "tag",
+        "kind",
         "work",
         "rate_cap",
         "share",
@@ -54,6 +55,7 @@ class Flow(Event):
         share: float = 1.0,
         name: str = "",
         tag: int = 0,
+        kind: int = 0,
     ) -> None:
         super().__init__(network.env)
         if not (math.isfinite(work) and work >= 0):
@@ -80,6 +82,7 @@ class Flow(Event):
             raise ValueError(f"path: flow {name!r} crosses no resource and has no rate cap")
         self.name = name
         self.tag = tag
+        self.kind = kind
         self.work = float(work)
         self.rate_cap = float(rate_cap)
         self.share = float(share)

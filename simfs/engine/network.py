@@ -23,7 +23,7 @@ from simpy.events import Event
 
 from simfs.engine.flow import Flow, Path
 from simfs.engine.maxmin import CAP, max_min_rates
-from simfs.engine.resource import Resource
+from simfs.engine.resource import KIND_COUNT, OTHER, READ, WRITE, Resource, ResourceLoad
 
 #: SimPy processes URGENT (0) then NORMAL (1) events; LATE runs after both at one instant.
 LATE = 2
@@ -81,6 +81,7 @@ class FluidNetwork:
         self._rate = np.zeros(0)
         self._limiter = np.zeros(0, dtype=np.int64)
         self._tag = np.zeros(0, dtype=np.int64)
+        self._kind = np.zeros(0, dtype=np.int64)
         self._work = np.zeros(0)
         self._cap = np.zeros(0)
         self._share = np.zeros(0)
@@ -88,7 +89,7 @@ class FluidNetwork:
         self._solve_pending = False
         self._wakeup_generation = 0
         self._record_timeline = record_timeline
-        self._timeline: list[tuple[float, np.ndarray, np.ndarray]] = []
+        self._timeline: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
         self._tags: dict[str, int] = {}
         self._cached_matrix: sp.csr_array | None = None
         self._pending: list[Flow] = []
@@ -115,6 +116,7 @@ class FluidNetwork:
         if len(self._capacity) == count:
             return
         self._capacity = np.array([r.capacity for r in self._resources])
+        self._load_dependent = [r for r in self._resources if r.load_model is not None]
         self.stats.served = np.zeros(count)
         for tag in self.stats.limited_time:
             self.stats.limited_time[tag] = np.zeros(count + 1)
@@ -144,10 +146,14 @@ class FluidNetwork:
         share: float = 1.0,
         name: str = "",
         tag: int = 0,
+        kind: int = OTHER,
     ) -> Flow:
-        """Start moving ``work`` units over ``path``; returns the flow (a SimPy event)."""
+        """Start moving ``work`` units over ``path``; returns the flow (a SimPy event).
+
+        ``kind`` (``READ``, ``WRITE``, ``OTHER``) is what load-dependent resources see of it.
+        """
         self._ensure_resource_arrays()
-        flow = Flow(self, work, path, rate_cap=rate_cap, share=share, name=name, tag=tag)
+        flow = Flow(self, work, path, rate_cap=rate_cap, share=share, name=name, tag=tag, kind=kind)
         if flow.work == 0:
             flow.end_time = self.env.now
             flow.succeed(flow)
@@ -233,7 +239,7 @@ class FluidNetwork:
         self._flows = [f for f, k in zip(self._flows, keep) if k]
         for slot, flow in enumerate(self._flows):
             flow.slot = slot
-        for name in ("_remaining", "_rate", "_limiter", "_tag", "_work", "_cap", "_share"):
+        for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share"):
             setattr(self, name, getattr(self, name)[keep])
         self._cached_matrix = None
         for flow in finished:
@@ -255,6 +261,7 @@ class FluidNetwork:
         self._rate = np.concatenate([self._rate, np.zeros(count)])
         self._limiter = np.concatenate([self._limiter, np.full(count, CAP, dtype=np.int64)])
         self._tag = np.concatenate([self._tag, np.fromiter((f.tag for f in new), dtype=np.int64, count=count)])
+        self._kind = np.concatenate([self._kind, np.fromiter((f.kind for f in new), dtype=np.int64, count=count)])
         self._work = np.concatenate([self._work, [f.work for f in new]])
         self._cap = np.concatenate([self._cap, [f.rate_cap for f in new]])
         self._share = np.concatenate([self._share, [f.share for f in new]])
@@ -268,22 +275,27 @@ class FluidNetwork:
         self.stats.solves += 1
         if not self._flows:
             self._rate = np.zeros(0)
-            self._record(np.zeros(len(self._resources)), np.zeros(len(self._resources)))
+            self._record(np.zeros(len(self._resources)), np.zeros(len(self._resources)), np.ones(len(self._resources)))
             return
         matrix = self._matrix()
         flow_count = np.diff(matrix.indptr)
-        capacity = self._effective_capacity(flow_count)
+        capacity = self._effective_capacity(matrix, flow_count)
         self._rate, self._limiter = max_min_rates(matrix, capacity, self._cap, self._share)
         load = matrix @ self._rate
-        self._record(load / capacity, flow_count)
+        self._record(load / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
-    def _effective_capacity(self, flow_count: np.ndarray) -> np.ndarray:
+    def _effective_capacity(self, matrix: sp.csr_array, flow_count: np.ndarray) -> np.ndarray:
         capacity = self._capacity.copy()
-        for resource in self._resources:
-            if resource.load_model is not None and flow_count[resource.index] > 0:
-                scale = resource.capacity_at(int(flow_count[resource.index])) / resource.capacity
-                capacity[resource.index] *= scale
+        for resource in self._load_dependent:
+            row = resource.index
+            if flow_count[row] == 0:
+                continue
+            kinds = np.bincount(
+                self._kind[matrix.indices[matrix.indptr[row] : matrix.indptr[row + 1]]], minlength=KIND_COUNT
+            )
+            load = ResourceLoad(int(flow_count[row]), int(kinds[READ]), int(kinds[WRITE]))
+            capacity[row] = resource.capacity_at(load, nominal=float(self._capacity[row]))
         return capacity
 
     def _schedule_wakeup(self) -> None:
@@ -304,14 +316,17 @@ class FluidNetwork:
         self._complete_finished()
         self._request_solve()
 
-    def _record(self, utilisation: np.ndarray, flow_count: np.ndarray) -> None:
+    def _record(self, utilisation: np.ndarray, flow_count: np.ndarray, capacity_fraction: np.ndarray) -> None:
         if self._record_timeline:
-            self._timeline.append((self.env.now, utilisation.copy(), flow_count.copy()))
+            self._timeline.append((self.env.now, utilisation.copy(), flow_count.copy(), capacity_fraction.copy()))
 
     # -- results ------------------------------------------------------------------------
     def timeline(self) -> pd.DataFrame:
         """One row per (solve, resource): ``time_s``, ``resource``, ``kind``,
-        ``utilisation`` (0..1) and ``flow_count`` from that instant until the next row."""
+        ``utilisation`` (0..1 of the effective capacity), ``flow_count`` and
+        ``capacity_fraction`` (effective / nominal capacity: below 1 where a load-dependent
+        mechanism such as seek thrashing is costing capacity), from that instant until the
+        next row."""
         if not self._record_timeline:
             raise RuntimeError("this network was created without record_timeline=True")
         names = [r.name for r in self._resources]
@@ -324,8 +339,9 @@ class FluidNetwork:
                     "kind": kinds,
                     "utilisation": util,
                     "flow_count": count.astype(int),
+                    "capacity_fraction": fraction,
                 }
             )
-            for time, util, count in self._timeline
+            for time, util, count, fraction in self._timeline
         ]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -11,18 +11,31 @@ solver needs no fixed-point iteration.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
+
+#: Flow kinds a load model can tell apart (``Flow.kind``).
+OTHER, READ, WRITE = 0, 1, 2
+KIND_COUNT = 3
+
+
+@dataclass(frozen=True)
+class ResourceLoad:
+    """What crosses a resource at one instant: how many flows, and of which kind."""
+
+    flow_count: int
+    read_count: int = 0
+    write_count: int = 0
 
 
 class LoadModel(Protocol):
-    """Capacity as a function of load: ``model(nominal_capacity, flow_count) -> capacity``.
+    """Capacity as a function of load: ``model(nominal_capacity, load) -> capacity``.
 
     Implementations live next to the hardware they describe (e.g. seek thrashing in
     ``simfs.hardware.hdd``); they must return a positive, finite capacity.
     """
 
-    def __call__(self, nominal_capacity: float, flow_count: int) -> float: ...
+    def __call__(self, nominal_capacity: float, load: ResourceLoad) -> float: ...
 
 
 class Resource:
@@ -52,7 +65,7 @@ class Resource:
         *,
         kind: str = "resource",
         unit: str = "B",
-        load_model: Callable[[float, int], float] | None = None,
+        load_model: LoadModel | None = None,
     ) -> None:
         if not name:
             raise ValueError("name: a resource needs a non-empty name")
@@ -84,14 +97,19 @@ class Resource:
         return self._unit
 
     @property
-    def load_model(self) -> Callable[[float, int], float] | None:
+    def load_model(self) -> LoadModel | None:
         return self._load_model
 
-    def capacity_at(self, flow_count: int) -> float:
-        """Effective capacity while ``flow_count`` flows cross this resource."""
-        if self._load_model is None or flow_count == 0:
-            return self._capacity
-        return self._load_model(self._capacity, flow_count)
+    def capacity_at(self, load: ResourceLoad, nominal: float | None = None) -> float:
+        """Effective capacity under ``load`` (``nominal`` overrides the constructor's value,
+        e.g. after :meth:`FluidNetwork.set_capacity`)."""
+        nominal = self._capacity if nominal is None else nominal
+        if self._load_model is None or load.flow_count == 0:
+            return nominal
+        capacity = self._load_model(nominal, load)
+        if not (math.isfinite(capacity) and capacity > 0):
+            raise ValueError(f"load model of {self._name!r} returned {capacity!r} for {load}")
+        return capacity
 
     def __repr__(self) -> str:
         return f"Resource({self._name!r}, {self._capacity:.6g} {self._unit}/s, kind={self._kind!r})"

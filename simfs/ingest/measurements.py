@@ -51,6 +51,7 @@ METRIC_UNITS = {
     "agg_bw": "B/s",
     "rank_bw": "B/s",
     "per_node_bw": "B/s",
+    "min_rank_agg_bw": "B/s",
     "ost_bw": "B/s",
     "ost_bw_min": "B/s",
     "ost_bw_max": "B/s",

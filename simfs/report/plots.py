@@ -53,3 +53,46 @@ def scaling_plot(phases: pd.DataFrame, keys: Sequence[str], path: str | Path, ti
         plt.close(fig)
         partial.unlink(missing_ok=True)
     return path
+
+
+def timeline_plot(timeline: pd.DataFrame, path: str | Path, title: str = "") -> Path:
+    """Utilisation (the busiest resource of each kind) and flows per resource over time.
+
+    The network records a row per resource at every re-solve; values hold until the next
+    row, so both panels are step plots.  A kind pinned at utilisation 1 is the bottleneck;
+    its flow count is the number of streams it is serving (the queue it keeps).
+    """
+    kinds = timeline.groupby(["time_s", "kind"]).agg(
+        utilisation=("utilisation", "max"), flows=("flow_count", "mean"), fraction=("capacity_fraction", "min")
+    )
+    kinds = kinds.reset_index()
+    fig, (ax_util, ax_flows, ax_capacity) = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
+    for kind, group in kinds.groupby("kind"):
+        if group["flows"].max() == 0:
+            continue
+        ax_util.step(group["time_s"], group["utilisation"], where="post", label=kind)
+        ax_flows.step(group["time_s"], group["flows"], where="post", label=kind)
+        if group["fraction"].min() < 1:
+            ax_capacity.step(group["time_s"], group["fraction"], where="post", label=kind)
+    ax_capacity.set_ylabel("effective / nominal\ncapacity (lowest)")
+    ax_capacity.set_ylim(0, 1.05)
+    ax_util.set_ylabel("utilisation of the busiest\nresource of the kind")
+    ax_util.set_ylim(0, 1.05)
+    ax_flows.set_ylabel("flows per resource\n(mean over the kind)")
+    ax_capacity.set_xlabel("simulated time (s)")
+    for ax in (ax_util, ax_flows, ax_capacity):
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, ncol=3)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
+    try:
+        fig.savefig(partial, dpi=110)
+        os.replace(partial, path)
+    finally:
+        plt.close(fig)
+        partial.unlink(missing_ok=True)
+    return path

@@ -22,6 +22,9 @@ A case is one TOML file::
     [expect]                              # optional, what the source says of the curve's shape
     peak_at = 4                           # where the measured curve peaks (a value of the curve's key)
     collapse = true                       # the curve falls after its peak (>= 10% below it at the end)
+    relative_to = "lfs3-dd-nodes-write"   # another case (file stem) whose curve this one is compared with
+    peak_lower = true                     # this curve's peak is lower than that case's
+    peak_earlier = true                   # ... and comes at a smaller value of the curve's key
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ class ValidationCase:
     curve: str = ""
     expect_peak_at: int | None = None
     expect_collapse: bool | None = None
+    relative_to: str = ""
+    expect_peak_lower: bool | None = None
+    expect_peak_earlier: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -142,8 +148,11 @@ def load_case(path: str | Path) -> ValidationCase:
             )
         )
     expect = data.get("expect", {})
-    if set(expect) - {"peak_at", "collapse"}:
-        raise SimfsError(f"{path}: expect.{sorted(set(expect) - {'peak_at', 'collapse'})[0]}: unknown field")
+    known = {"peak_at", "collapse", "relative_to", "peak_lower", "peak_earlier"}
+    if set(expect) - known:
+        raise SimfsError(f"{path}: expect.{sorted(set(expect) - known)[0]}: unknown field")
+    if ("peak_lower" in expect or "peak_earlier" in expect) and "relative_to" not in expect:
+        raise SimfsError(f"{path}: expect.peak_lower/peak_earlier need expect.relative_to (another case)")
     curve = str(case.get("curve", ""))
     if expect and not curve:
         raise SimfsError(f"{path}: [expect] needs case.curve (the sweep to check)")
@@ -162,6 +171,9 @@ def load_case(path: str | Path) -> ValidationCase:
         curve=curve,
         expect_peak_at=expect.get("peak_at"),
         expect_collapse=expect.get("collapse"),
+        relative_to=str(expect.get("relative_to", "")),
+        expect_peak_lower=expect.get("peak_lower"),
+        expect_peak_earlier=expect.get("peak_earlier"),
     )
 
 

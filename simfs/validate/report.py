@@ -22,6 +22,13 @@ def _yes(value: bool | None) -> str:
     return "n/a" if value is None else ("yes" if value else "**no**")
 
 
+def _expected(expected: bool | None, predicted: bool | None) -> str:
+    if expected is None:
+        return "n/a"
+    mark = "" if expected == predicted else " **(miss)**"
+    return f"{'yes' if expected else 'no'} / {'yes' if predicted else 'no'}{mark}"
+
+
 def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Path:
     plots = report.parent / "plots"
     plots.mkdir(parents=True, exist_ok=True)
@@ -65,6 +72,19 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
             f"({sum(held_peaks)} of {len(held_peaks)} held-out); collapse after the peak predicted as published "
             f"in {sum(collapses)} of {len(collapses)} curves.",
         ]
+    relations = [o for o in outcomes if o.case.relative_to]
+    if relations:
+        stated = [
+            ok
+            for o in relations
+            for ok, expected in zip(o.relation, (o.case.expect_peak_lower, o.case.expect_peak_earlier))
+            if expected is not None
+            for ok in [ok == expected]
+        ]
+        lines += [
+            "",
+            f"Relations between curves (e.g. 12 processes per node against 1): {sum(stated)} of {len(stated)} as published.",
+        ]
     if curves:
         lines += [
             "",
@@ -82,6 +102,23 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
                 f"| {c.identifier} | {o.system_name} | {c.split} | {o.curve_key} | {o.peak_at} | "
                 f"{'n/a (not published)' if c.expect_peak_at is None else c.expect_peak_at} | {_yes(o.peak_within_one_doubling)} | "
                 f"{'yes' if o.collapse else 'no'} | {_yes(c.expect_collapse)} | {_yes(o.collapse_matches)} |"
+            )
+    if relations:
+        lines += [
+            "",
+            "## Relations between curves",
+            "",
+            "| case | compared with | peak (GB/s) | its peak (GB/s) | peak at | its peak at | lower: expected / predicted | earlier: expected / predicted |",
+            "|---|---|---:|---:|---:|---:|---|---|",
+        ]
+        by_id = {o.case.identifier: o for o in outcomes}
+        for o in relations:
+            other = by_id[o.case.relative_to]
+            lower, earlier = o.relation
+            lines.append(
+                f"| {o.case.identifier} | {o.case.relative_to} | {o.peak_value / 1e9:.3f} | {other.peak_value / 1e9:.3f} | "
+                f"{o.peak_at} | {other.peak_at} | {_expected(o.case.expect_peak_lower, lower)} | "
+                f"{_expected(o.case.expect_peak_earlier, earlier)} |"
             )
     lines += [
         "",

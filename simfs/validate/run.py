@@ -26,6 +26,9 @@ class CaseOutcome:
     peak_at: int | None = None
     collapse: bool | None = None
     system_name: str = ""
+    peak_value: float | None = None
+    #: Against ``case.relative_to``: (peak lower, peak earlier), None where not stated.
+    relation: tuple[bool | None, bool | None] = (None, None)
 
     @property
     def peak_within_one_doubling(self) -> bool | None:
@@ -109,13 +112,33 @@ def run_case(case: ValidationCase) -> CaseOutcome:
         outcome.curve_key = key
         outcome.curve = curve
         outcome.peak_at = curve[peak][0]
+        outcome.peak_value = float(values.max())
         outcome.collapse = bool(values[-1] < (1 - COLLAPSE_DROP) * values[peak])
     return outcome
 
 
+def run_cases(cases: list[ValidationCase]) -> list[CaseOutcome]:
+    """Run every case, then resolve the cases that compare their curve with another's."""
+    outcomes = [run_case(case) for case in cases]
+    by_id = {o.case.identifier: o for o in outcomes}
+    for outcome in outcomes:
+        case = outcome.case
+        if not case.relative_to:
+            continue
+        other = by_id.get(case.relative_to)
+        if other is None or other.peak_value is None or outcome.peak_value is None:
+            raise SimfsError(
+                f"{case.path}: expect.relative_to: no case {case.relative_to!r} with a curve among those run"
+            )
+        lower = outcome.peak_value < other.peak_value if case.expect_peak_lower is not None else None
+        earlier = outcome.peak_at < other.peak_at if case.expect_peak_earlier is not None else None
+        outcome.relation = (lower, earlier)
+    return outcomes
+
+
 def summarise(outcomes: list[CaseOutcome]) -> dict[str, dict[str, float]]:
     """Median and worst absolute percentage error per split."""
-    points = pd.concat([o.points for o in outcomes], ignore_index=True)
+    points = pd.concat([o.points for o in outcomes if len(o.points)], ignore_index=True)
     summary = {}
     for split, group in points.groupby("split"):
         errors = group["error_pct"].abs()

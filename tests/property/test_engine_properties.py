@@ -38,7 +38,7 @@ class RecordingNetwork(FluidNetwork):
         super()._solve(event)
         if self._flows:
             matrix = self._matrix().toarray()
-            capacity = self._effective_capacity(np.diff(self._matrix().indptr))
+            capacity = self._effective_capacity(self._matrix(), np.diff(self._matrix().indptr))
             self.allocations.append((self.env.now, list(self._flows), self._rate.copy(), matrix, capacity))
 
 

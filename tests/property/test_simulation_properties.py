@@ -6,7 +6,9 @@ the OSTs, each file a whole number of stripe cycles, no background write-back cr
 into a later phase) -- all ranks move at one common rate, the max-min level, which can
 only rise when a capacity rises.  So no phase gets slower.  Without symmetry max-min
 sharing can trade one flow against another and a run *can* get slower
-(docs/background/monotonicity.md); load-dependent capacities are not in this model yet.
+(docs/background/monotonicity.md).  Load-dependent capacities (seek thrashing, on in the
+CRT-DC HDD profiles) keep the property when the change raises a capacity at every load:
+every field varied here does.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 
 from simfs.calibrate import ProfileCalibrator
 from simfs.ingest import read_measurements
-from simfs.validate import find_cases, run_case, write_report
+from simfs.validate import find_cases, run_cases, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEMS = ["crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5"]
@@ -27,7 +27,7 @@ def test_fitted_profile_values_reproduce(system):
 
 
 def test_validation_report_is_current(tmp_path):
-    outcomes = [run_case(case) for case in find_cases([ROOT / "validation"])]
+    outcomes = run_cases(find_cases([ROOT / "validation"]))
     fresh = write_report(outcomes, tmp_path / "REPORT.md", "simfs validate validation/ --report validation/REPORT.md")
     committed = (ROOT / "validation" / "REPORT.md").read_text()
 

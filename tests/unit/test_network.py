@@ -114,7 +114,7 @@ def test_load_dependent_capacity():
     env = simpy.Environment()
     network = FluidNetwork(env)
     # Capacity halves for every extra flow (a crude thrash): 2 flows -> 50 B/s in all.
-    disk = network.add(Resource("disk", 100.0, load_model=lambda c, n: c / n))
+    disk = network.add(Resource("disk", 100.0, load_model=lambda c, load: c / load.flow_count))
     a = network.transfer(50, [(disk, 1.0)])
     b = network.transfer(50, [(disk, 1.0)])
     env.run()

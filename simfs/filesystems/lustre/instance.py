@@ -25,7 +25,8 @@ import numpy as np
 from simfs.engine import Flow, FluidNetwork, Path, Resource
 from simfs.filesystems.lustre.layout import Layout, OstAllocator
 from simfs.filesystems.lustre.system import LustreSystem
-from simfs.hardware import ClientNode, Server, SwitchSpec
+from simfs.hardware import ClientNode, HddSpec, Server, SwitchSpec
+from simfs.hardware.hdd import SeekThrashing
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,10 @@ class LustreInstance:
         self.mds = Resource("mds.service", 1.0, kind="mds", unit="s")
         self.oss: list[Server] = [system.oss.build(f"oss{i}", "oss") for i in range(system.oss_count)]
         ost_capacity = system.ost.bandwidth_Bps("write")
-        self.osts = [Resource(f"ost{i}", ost_capacity, kind="ost") for i in range(system.ost_count)]
+        thrash = None
+        if system.mechanisms["hdd_seek"] and isinstance(system.ost.drive, HddSpec):
+            thrash = SeekThrashing(system.ost.drive, system.read_visit_bytes, system.write_visit_bytes)
+        self.osts = [Resource(f"ost{i}", ost_capacity, kind="ost", load_model=thrash) for i in range(system.ost_count)]
         self.ost_read_weight = ost_capacity / system.ost.bandwidth_Bps("read")
         self.controllers = (
             [system.controller.resource(f"controller{i}") for i in range(system.controller_total)]
@@ -109,7 +113,8 @@ class LustreInstance:
         if not network:
             return path
         path.append((client.nic_tx if op == "write" else client.nic_rx, 1.0))
-        path.append((self.fabric, 1.0))
+        if self.system.mechanisms["fabric_oversubscription"]:
+            path.append((self.fabric, 1.0))
         oss_share: dict[int, float] = defaultdict(float)
         ost_weight = 1.0 if op == "write" else self.ost_read_weight
         for k, share in enumerate(stripe_share):
@@ -140,7 +145,10 @@ class LustreInstance:
         return min(caps, key=lambda cap: cap.rate_Bps)
 
     def rpc_window_Bps(self, stripe_share: np.ndarray) -> float:
-        """Bytes a client can keep in flight per round trip to the OSTs it uses."""
+        """Bytes a client can keep in flight per round trip to the OSTs it uses (no limit
+        with the ``rpc_window`` mechanism off)."""
+        if not self.system.mechanisms["rpc_window"]:
+            return float("inf")
         t = self.system.tunables
         touched = int(np.count_nonzero(stripe_share > 0))
         return touched * t.max_rpcs_in_flight * t.rpc_size_bytes / t.rpc_latency_s
@@ -148,6 +156,8 @@ class LustreInstance:
     def dirty_limit_bytes(self, stripe_share: np.ndarray, ranks_on_node: int) -> float:
         """Dirty bytes one writer may leave in the page cache: Lustre's per-OSC limit
         over the OSTs it writes, bounded by its share of the kernel's dirty limit."""
+        if not self.system.mechanisms["dirty_limit"]:
+            return 0.0
         touched = int(np.count_nonzero(stripe_share > 0))
         per_osc = touched * self.system.tunables.max_dirty_bytes_per_osc
         return min(per_osc, self.system.client.dirty_limit_bytes / ranks_on_node)

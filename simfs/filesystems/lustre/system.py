@@ -23,6 +23,7 @@ from simfs.hardware import (
     SsdSpec,
 )
 from simfs.hardware.raid import PARITY_DISKS
+from simfs.mechanisms import mechanisms_from_profile
 from simfs.systems.profile import REQUIRED, Profile
 from simfs.units import format_bytes
 
@@ -84,6 +85,10 @@ class LustreSystem:
     controller_attached: str
     tunables: LustreTunables
     origin: str
+    mechanisms: dict[str, bool]
+    #: Bytes one drive transfers per stream visit, for reads and for writes (seek thrashing).
+    read_visit_bytes: float = 0.0
+    write_visit_bytes: float = 0.0
 
     @property
     def ost_count(self) -> int:
@@ -183,6 +188,8 @@ class LustreSystem:
             controller_attached=controller_attached,
             tunables=tunables,
             origin=profile.origin,
+            mechanisms=mechanisms_from_profile(profile),
+            **_visits(profile, ost, tunables),
         )
         if tunables.stripe_count > system.ost_count:
             raise ProfileError(
@@ -223,6 +230,13 @@ class LustreSystem:
                 f"  controllers: {self.controller_count} {where} x "
                 f"{self.controller.bandwidth_Bps / 1e9:.3g} GB/s ({self.controller_total} in all)"
             )
+        if isinstance(self.ost.drive, HddSpec):
+            lines.append(
+                f"  seek thrashing: positioning {self.ost.drive.positioning_s * 1e3:.3g} ms, visits "
+                f"{format_bytes(self.read_visit_bytes)} read / {format_bytes(self.write_visit_bytes)} write per drive"
+            )
+        off = [name for name, on in self.mechanisms.items() if not on]
+        lines.append(f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on")
         lines.append(
             f"  striping: count {t.stripe_count}, size {format_bytes(t.stripe_size_bytes)}, "
             f"offset {t.stripe_offset}; RPCs: {t.max_rpcs_in_flight} x {format_bytes(t.rpc_size_bytes)} "
@@ -250,6 +264,17 @@ def _networks(profile: Profile) -> dict[str, LinkSpec]:
             source=f"{profile.origin} [networks.{name}]",
         )
     return networks
+
+
+def _visits(profile: Profile, ost: RaidSet, tunables: LustreTunables) -> dict[str, float]:
+    """Per-drive visit sizes; by default an RPC spread over the data drives."""
+    if not isinstance(ost.drive, HddSpec):
+        return {}
+    default = tunables.rpc_size_bytes / ost.data_disks
+    return {
+        "read_visit_bytes": profile.number("ost.hdd.read_visit_bytes", default, positive=True),
+        "write_visit_bytes": profile.number("ost.hdd.write_visit_bytes", default, positive=True),
+    }
 
 
 def _hdd(profile: Profile) -> HddSpec:
