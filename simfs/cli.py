@@ -189,9 +189,9 @@ def _simulate(args: argparse.Namespace) -> int:
         if not target.parent.exists():
             raise SimfsError(f"--timeline {target}: directory {target.parent} does not exist")
         if target.suffix == ".csv":
-            partial = target.with_name(f".{target.name}.partial")
-            result.timeline.to_csv(partial, index=False)
-            partial.replace(target)
+            from simfs.report.files import write_text
+
+            write_text(target, result.timeline.to_csv(index=False))
         else:
             from simfs.report.plots import timeline_plot
 

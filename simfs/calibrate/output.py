@@ -9,7 +9,6 @@ source profile.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +17,7 @@ import tomlkit
 from simfs import __version__
 from simfs.calibrate.calibrator import ProfileCalibrator
 from simfs.errors import SimfsError
+from simfs.report.files import write_text
 
 
 def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], command: str) -> str:
@@ -95,14 +95,7 @@ def write_atomically(path: Path, text: str, *, protect: list[Path]) -> None:
     for guarded in protect:
         if guarded.exists() and target == guarded.resolve():
             raise SimfsError(f"--out {path}: refusing to overwrite the source profile")
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
-    except OSError as exc:
-        raise SimfsError(f"{path}: cannot write ({exc.strerror})") from None
-    finally:
-        partial.unlink(missing_ok=True)
+    write_text(path, text)
 
 
 def fit_report(calibrator: ProfileCalibrator, data: list[str], command: str, caught_warnings: list[str]) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +11,7 @@ matplotlib.use("Agg")  # files only; no display needed on a cluster login node
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from simfs.report.files import save_figure  # noqa: E402
 from simfs.report.tables import wide_table  # noqa: E402
 
 
@@ -43,16 +43,7 @@ def scaling_plot(phases: pd.DataFrame, keys: Sequence[str], path: str | Path, ti
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    # Write beside the target and rename, so an interrupted run leaves no half a PNG.
-    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
-    try:
-        fig.savefig(partial, dpi=110)
-        os.replace(partial, path)
-    finally:
-        plt.close(fig)
-        partial.unlink(missing_ok=True)
-    return path
+    return save_figure(fig, path)
 
 
 def timeline_plot(timeline: pd.DataFrame, path: str | Path, title: str = "") -> Path:
@@ -87,12 +78,4 @@ def timeline_plot(timeline: pd.DataFrame, path: str | Path, title: str = "") -> 
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    partial = path.with_name(f".{path.stem}.partial{path.suffix}")
-    try:
-        fig.savefig(partial, dpi=110)
-        os.replace(partial, path)
-    finally:
-        plt.close(fig)
-        partial.unlink(missing_ok=True)
-    return path
+    return save_figure(fig, path)

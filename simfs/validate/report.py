@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import matplotlib
@@ -11,6 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from simfs import __version__  # noqa: E402
+from simfs.report.files import save_figure, write_text  # noqa: E402
 from simfs.validate.run import CaseOutcome, summarise  # noqa: E402
 
 
@@ -147,10 +147,7 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
             f"![{c.identifier}](plots/{image.name})",
             "",
         ]
-    partial = report.with_name(f".{report.name}.partial")
-    partial.write_text("\n".join(lines), encoding="utf-8")
-    os.replace(partial, report)
-    return report
+    return write_text(report, "\n".join(lines))
 
 
 def _plot(outcome: CaseOutcome, folder: Path) -> Path:
@@ -186,9 +183,4 @@ def _plot(outcome: CaseOutcome, folder: Path) -> Path:
     ax.legend(fontsize=7)
     ax.set_title(f"{case.identifier} [{case.split}]", fontsize=9)
     fig.tight_layout()
-    path = folder / f"{case.identifier}.png"
-    partial = folder / f".{case.identifier}.partial.png"
-    fig.savefig(partial, dpi=90)
-    plt.close(fig)
-    os.replace(partial, path)
-    return path
+    return save_figure(fig, folder / f"{case.identifier}.png", dpi=90)
