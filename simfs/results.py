@@ -13,7 +13,7 @@ from different tools can be compared on one footing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -68,7 +68,6 @@ class Result:
     #: Per resource: name, kind, unit, capacity_per_s, served (work units over the run).
     resource_usage: pd.DataFrame | None = None
     solves: int = 0
-    settings: dict[str, Any] = field(default_factory=dict)
 
     def run_columns(self) -> dict[str, Any]:
         """Columns that identify the run in every table."""
@@ -81,7 +80,6 @@ class Result:
             "stripe_count": self.stripe_count,
             "stripe_size_bytes": self.stripe_size_bytes,
             "seed": self.experiment.seed,
-            **self.settings,
         }
 
     @property

@@ -174,14 +174,6 @@ class FluidNetwork:
         self._capacity[resource.index] = capacity
         self._request_solve()
 
-    @property
-    def active_flows(self) -> list[Flow]:
-        return self._flows + self._pending
-
-    def rate_of(self, flow: Flow) -> float:
-        """Current rate of an active flow (0 once it is done)."""
-        return float(self._rate[flow.slot]) if flow.slot >= 0 else 0.0
-
     # -- internals ----------------------------------------------------------------------
     def _request_solve(self) -> None:
         if self._solve_pending:
