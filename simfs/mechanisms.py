@@ -11,6 +11,10 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
 ==========================  ================================================================
 ``hdd_seek``                HDD seek thrashing under interleaved streams
                             (``simfs.hardware.hdd.SeekThrashing``)
+``raid_parity``             RAID-5/6 partial-stripe writes pay read-modify-write
+                            (``simfs.hardware.raid.RaidSet.write_cost``)
+``extent_locks``            unaligned shared-file writes hand extent locks between nodes
+                            (``simfs.filesystems.lustre.locks``)
 ``dirty_limit``             buffered writes run ahead of the network by the page cache's dirty
                             limit, and drain after the application returns
 ``rpc_window``              a client keeps at most ``max_rpcs_in_flight`` RPCs per OST in flight
@@ -25,6 +29,8 @@ from simfs.systems.profile import Profile
 
 MECHANISMS = {
     "hdd_seek": "HDD seek thrashing under interleaved streams",
+    "raid_parity": "RAID-5/6 read-modify-write for partial-stripe writes",
+    "extent_locks": "shared-file (N-1) extent-lock hand-offs between writers",
     "dirty_limit": "page-cache dirty limit and background write-back",
     "rpc_window": "RPCs in flight per client and OST (a rate cap)",
     "fabric_oversubscription": "switch core capacity (blocking factor)",

@@ -29,6 +29,7 @@ from simfs.filesystems.lustre import (
     segmented_stripe_bytes,
     stripe_bytes,
 )
+from simfs.filesystems.lustre.locks import conflict_probability
 from simfs.results import PhaseAttribution, RankRecord, Result
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
@@ -141,7 +142,22 @@ class _Program:
         )
         tag = self.network.tag(f"{iteration}/{phase.label}/{cap.reason}")
         size = float(phase.bytes_per_rank)
-        full_path = self.fs.data_path(node, layout, share, phase.op, copy=not phase.direct)
+        # O_DIRECT sends each transfer as it comes (split at stripe and RPC boundaries);
+        # buffered I/O reaches the servers in whole RPCs.
+        request = (
+            min(phase.transfer_size_bytes, self.fs.system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
+            if phase.direct
+            else None
+        )
+        handoffs = 0.0
+        if phase.shared_file and phase.op == "write" and self.fs.system.mechanisms["extent_locks"]:
+            conflict = conflict_probability(
+                self.experiment.nodes, phase.transfer_size_bytes, phase.block_size_bytes, layout.stripe_size_bytes
+            )
+            handoffs = conflict / phase.transfer_size_bytes
+        full_path = self.fs.data_path(
+            node, layout, share, phase.op, copy=not phase.direct, request_bytes=request, lock_handoffs_per_byte=handoffs
+        )
 
         kind = READ if phase.op == "read" else WRITE
         if phase.op == "read" or phase.direct:
@@ -152,7 +168,7 @@ class _Program:
                 yield self.network.transfer(size - dirty, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=WRITE)
             writeback = self.network.transfer(
                 dirty,
-                self.fs.data_path(node, layout, share, "write", copy=False),
+                self.fs.data_path(node, layout, share, "write", copy=False, lock_handoffs_per_byte=handoffs),
                 rate_cap=self.fs.rpc_window_Bps(share),
                 tag=self.network.tag(f"{iteration}/{phase.label}/rpc-window"),
                 kind=WRITE,

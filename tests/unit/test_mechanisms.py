@@ -80,3 +80,90 @@ def test_unknown_or_malformed_mechanism_is_named():
         simfs.load_system("crtdc-lfs3", {"mechanisms.wormholes": False})
     with pytest.raises(ProfileError, match="mechanisms.hdd_seek: expected true or false"):
         simfs.load_system("crtdc-lfs3", {"mechanisms.hdd_seek": "maybe"})
+
+
+# -- RAID parity and failures ---------------------------------------------------------
+def test_raid6_partial_stripe_write_cost_hand_values():
+    from simfs.hardware.raid import RaidSet
+
+    lun = RaidSet("raid6", 10, DRIVE, chunk_bytes=131072)  # 8+2, full stripe 1 MiB
+    assert lun.write_cost(1 << 20) == 1.0
+    # One chunk: read data + P + Q, write the three back = 6 chunk I/Os, against
+    # 1 x 10/8 = 1.25 for full stripes: 4.8.
+    assert lun.write_cost(131072) == pytest.approx(6 / 1.25)
+    # Four chunks: 2 x 4 + 2 x 2 = 12 against 4 x 1.25 = 5: 2.4.
+    assert lun.write_cost(512 * 1024) == pytest.approx(2.4)
+    assert RaidSet("raid0", 3, DRIVE, chunk_bytes=65536).write_cost(4096) == 1.0
+
+
+def test_raid_failure_states():
+    from simfs.hardware.raid import RaidSet
+
+    lun = RaidSet("raid6", 10, DRIVE)
+    assert lun.state_factor("degraded") == pytest.approx(0.9)
+    assert lun.state_factor("rebuilding", 0.3) == pytest.approx(0.63)
+    with pytest.raises(ValueError, match="lost data"):
+        RaidSet("raid0", 3, DRIVE).state_factor("degraded")
+
+
+def test_small_direct_writes_pay_read_modify_write_and_the_switch_removes_it():
+    workload = "ior -a POSIX -F -w -e --posix.odirect -t 128k -b 1g"
+    settings = {
+        "nodes": 2,
+        "stripe_count": 1,
+        "overrides": {"mechanisms.hdd_seek": False, "lustre.rpc_latency_s": 1e-6},
+    }
+    on = simfs.simulate("crtdc-lfs3", workload, **settings).phases.iloc[0]
+    plain = dict(settings, overrides={**settings["overrides"], "mechanisms.raid_parity": False})
+    off = simfs.simulate("crtdc-lfs3", workload, **plain).phases.iloc[0]
+    # Two single-stripe files on two OSTs: OST-bound either way; 128 KiB is one chunk.
+    assert on["bottleneck"] == off["bottleneck"] == "ost"
+    assert off["bw_Bps"] / on["bw_Bps"] == pytest.approx(4.8, rel=2e-3)
+
+
+def test_a_rebuilding_ost_slows_the_files_on_it():
+    workload = "ior -a POSIX -F -w -e -t 1m -b 1g"
+    base = {"mechanisms.hdd_seek": False}
+    healthy = simfs.simulate(
+        "crtdc-lfs4", workload, nodes=1, stripe_count=1, stripe_offset=0, overrides=base
+    ).phases.iloc[0]
+    failed = {**base, "ost.raid_level": "raid5", "ost.disks": 4, "ost.failed_drive_osts": [0], "ost.rebuilding": True}
+    broken = simfs.simulate(
+        "crtdc-lfs4", workload, nodes=1, stripe_count=1, stripe_offset=0, overrides=failed
+    ).phases.iloc[0]
+    # lfs4 as RAID-5 3+1: 3 x 99 MB/s healthy; rebuilding keeps 3/4 x (1 - 0.3) of it.
+    assert healthy["bottleneck"] == broken["bottleneck"] == "ost"
+    assert broken["bw_Bps"] / healthy["bw_Bps"] == pytest.approx(0.75 * 0.7, rel=2e-3)
+
+
+def test_bad_failure_inputs_are_named():
+    with pytest.raises(ProfileError, match="lost data"):
+        simfs.load_system("crtdc-lfs4", {"ost.failed_drive_osts": [0]})  # RAID 0
+    with pytest.raises(ProfileError, match="ost.failed_drive_osts: 99 is not an OST index"):
+        simfs.load_system("crtdc-lfs3", {"ost.failed_drive_osts": [99]})
+
+
+# -- extent locks ---------------------------------------------------------------------
+def test_conflict_probability():
+    from simfs.filesystems.lustre.locks import conflict_probability
+
+    mib = 1 << 20
+    assert conflict_probability(16, 64 * 1024, 64 * mib, mib) == 0.0  # stripe-aligned blocks
+    assert conflict_probability(1, 47 * 1024, 47 * 1024, mib) == 0.0  # one writer
+    assert conflict_probability(16, 47 * 1024, 47 * 1024, mib) == pytest.approx(15 / 16)  # strided N-1
+    # Unaligned 100 MB blocks: only the transfers at the two boundary units conflict.
+    assert conflict_probability(4, mib, 100_000_000, mib) == pytest.approx(2 * mib / 100_000_000 * 0.75)
+
+
+def test_strided_shared_file_writes_are_lock_bound_and_the_switch_removes_it():
+    workload = "ior -a POSIX -w -e -t 47k -b 47k -s 1000"
+    on = simfs.simulate("crtdc-lfs3", workload, nodes=16, stripe_count=-1).phases.iloc[0]
+    off = simfs.simulate(
+        "crtdc-lfs3", workload, nodes=16, stripe_count=-1, overrides={"mechanisms.extent_locks": False}
+    ).phases.iloc[0]
+    fpp = simfs.simulate("crtdc-lfs3", workload.replace("-w", "-F -w"), nodes=16, stripe_count=-1).phases.iloc[0]
+    assert on["bottleneck"] == "extent-lock"
+    # Per OST: 1000 hand-offs/s x 47 KiB / (15/16) per byte; 16 OSTs each hold 1/16 of every rank's bytes.
+    assert on["bw_Bps"] == pytest.approx(16 * 1000 * 47 * 1024 / (15 / 16), rel=0.01)
+    assert off["bottleneck"] != "extent-lock" and off["bw_Bps"] > 2 * on["bw_Bps"]
+    assert fpp["bottleneck"] != "extent-lock"

@@ -65,8 +65,16 @@ class LustreInstance:
         thrash = None
         if system.mechanisms["hdd_seek"] and isinstance(system.ost.drive, HddSpec):
             thrash = SeekThrashing(system.ost.drive, system.read_visit_bytes, system.write_visit_bytes)
-        self.osts = [Resource(f"ost{i}", ost_capacity, kind="ost", load_model=thrash) for i in range(system.ost_count)]
+        self.osts = [
+            Resource(f"ost{i}", ost_capacity * system.ost_capacity_factor(i), kind="ost", load_model=thrash)
+            for i in range(system.ost_count)
+        ]
         self.ost_read_weight = ost_capacity / system.ost.bandwidth_Bps("read")
+        handoff = system.tunables.lock_handoff_s
+        self.locks = [
+            Resource(f"ost{i}.extent-locks", 1.0 / handoff, kind="extent-lock", unit="op")
+            for i in range(system.ost_count)
+        ]
         self.controllers = (
             [system.controller.resource(f"controller{i}") for i in range(system.controller_total)]
             if system.controller is not None
@@ -79,6 +87,7 @@ class LustreInstance:
         for server in self.oss:
             network.add_all(server.resources)
         network.add_all(self.osts)
+        network.add_all(self.locks)
         network.add_all(self.controllers)
         offset = system.tunables.stripe_offset if stripe_offset is None else stripe_offset
         self.allocator = OstAllocator([system.oss_of_ost(i) for i in range(system.ost_count)], offset, rng)
@@ -99,12 +108,25 @@ class LustreInstance:
 
     # -- data ---------------------------------------------------------------------------
     def data_path(
-        self, node: int, layout: Layout, stripe_share: np.ndarray, op: str, *, copy: bool, network: bool = True
+        self,
+        node: int,
+        layout: Layout,
+        stripe_share: np.ndarray,
+        op: str,
+        *,
+        copy: bool,
+        network: bool = True,
+        request_bytes: float | None = None,
+        lock_handoffs_per_byte: float = 0.0,
     ) -> Path:
         """The path of a rank's data on ``node``; ``stripe_share`` sums to 1.
 
         ``copy`` includes the client core's copy (buffered I/O); ``network=False`` gives
-        the copy alone (bytes landing in the page cache).
+        the copy alone (bytes landing in the page cache).  ``request_bytes`` is the size
+        of the requests reaching the OSTs (default: a bulk RPC, at most a stripe); RAID
+        sets charge partial-stripe writes their read-modify-write cost.
+        ``lock_handoffs_per_byte`` loads the OSTs' extent-lock resources (shared-file
+        writes, ``locks.py``).
         """
         client = self.clients[node]
         path: list[tuple[Resource, float]] = []
@@ -116,7 +138,11 @@ class LustreInstance:
         if self.system.mechanisms["fabric_oversubscription"]:
             path.append((self.fabric, 1.0))
         oss_share: dict[int, float] = defaultdict(float)
-        ost_weight = 1.0 if op == "write" else self.ost_read_weight
+        if op == "write":
+            request = request_bytes or min(self.system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
+            ost_weight = self.system.ost.write_cost(request) if self.system.mechanisms["raid_parity"] else 1.0
+        else:
+            ost_weight = self.ost_read_weight
         for k, share in enumerate(stripe_share):
             if share <= 0:
                 continue
@@ -125,6 +151,8 @@ class LustreInstance:
             if self.controllers:
                 path.append((self.controllers[self.system.controller_of_ost(ost)], share))
             path.append((self.osts[ost], share * ost_weight))
+            if lock_handoffs_per_byte > 0:
+                path.append((self.locks[ost], share * lock_handoffs_per_byte))
         for oss_index, share in oss_share.items():
             server = self.oss[oss_index]
             path.append((server.nic_rx if op == "write" else server.nic_tx, share))

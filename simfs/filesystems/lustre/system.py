@@ -42,6 +42,7 @@ class LustreTunables:
     max_dirty_bytes_per_osc: dirty page-cache bytes a client may hold per OSC.
     rpc_latency_s: round trip of one bulk RPC without queueing (network + server).
     metadata_latency_s: round trip of one metadata RPC without queueing.
+    lock_handoff_s: time to call an extent lock back from one client and grant it to another.
     """
 
     stripe_count: int
@@ -52,6 +53,7 @@ class LustreTunables:
     max_dirty_bytes_per_osc: int
     rpc_latency_s: float
     metadata_latency_s: float
+    lock_handoff_s: float = 1e-3
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,15 @@ class LustreSystem:
     #: Bytes one drive transfers per stream visit, for reads and for writes (seek thrashing).
     read_visit_bytes: float = 0.0
     write_visit_bytes: float = 0.0
+    #: OSTs with one failed drive (what-if), in ``ost_state`` "degraded" or "rebuilding".
+    failed_drive_osts: tuple[int, ...] = ()
+    ost_state: str = "degraded"
+    rebuild_fraction: float = 0.3
+
+    def ost_capacity_factor(self, ost: int) -> float:
+        if ost not in self.failed_drive_osts:
+            return 1.0
+        return self.ost.state_factor(self.ost_state, self.rebuild_fraction)
 
     @property
     def ost_count(self) -> int:
@@ -145,7 +156,15 @@ class LustreSystem:
                 level=profile.string("ost.raid_level", choices=set(PARITY_DISKS)),
                 disk_count=profile.number("ost.disks", integer=True, positive=True),
                 drive=drive,
+                chunk_bytes=profile.number("ost.chunk_bytes", 0, integer=True, minimum=0),
             )
+            failed = _failed_osts(profile)
+            rebuilding = profile.raw("ost.rebuilding", False)
+            if not isinstance(rebuilding, bool):
+                raise ProfileError(f"{profile.origin}: ost.rebuilding: expected true or false")
+            rebuild_fraction = profile.number("ost.rebuild_fraction", 0.3, minimum=0, maximum=0.95)
+            if failed:
+                ost.state_factor("rebuilding" if rebuilding else "degraded", rebuild_fraction)
             controller = None
             controller_count = 1
             controller_attached = "shared"
@@ -165,6 +184,7 @@ class LustreSystem:
             max_dirty_bytes_per_osc=profile.number("lustre.max_dirty_bytes_per_osc", integer=True, positive=True),
             rpc_latency_s=profile.number("lustre.rpc_latency_s", positive=True),
             metadata_latency_s=profile.number("lustre.metadata_latency_s", positive=True),
+            lock_handoff_s=profile.number("lustre.lock_handoff_s", 1e-3, positive=True),
         )
         if tunables.stripe_size_bytes % 65536:
             raise ProfileError(f"{profile.origin}: lustre.stripe_size_bytes: expected a multiple of 65536")
@@ -189,8 +209,16 @@ class LustreSystem:
             tunables=tunables,
             origin=profile.origin,
             mechanisms=mechanisms_from_profile(profile),
+            failed_drive_osts=failed,
+            ost_state="rebuilding" if rebuilding else "degraded",
+            rebuild_fraction=rebuild_fraction,
             **_visits(profile, ost, tunables),
         )
+        bad = [i for i in failed if not 0 <= i < system.ost_count]
+        if bad:
+            raise ProfileError(
+                f"{profile.origin}: ost.failed_drive_osts: {bad[0]} is not an OST index (0..{system.ost_count - 1})"
+            )
         if tunables.stripe_count > system.ost_count:
             raise ProfileError(
                 f"{profile.origin}: lustre.stripe_count: {tunables.stripe_count} is more than "
@@ -235,6 +263,16 @@ class LustreSystem:
                 f"  seek thrashing: positioning {self.ost.drive.positioning_s * 1e3:.3g} ms, visits "
                 f"{format_bytes(self.read_visit_bytes)} read / {format_bytes(self.write_visit_bytes)} write per drive"
             )
+        if self.failed_drive_osts:
+            factor = self.ost.state_factor(self.ost_state, self.rebuild_fraction)
+            lines.append(
+                f"  failed drives: OST(s) {', '.join(map(str, self.failed_drive_osts))} {self.ost_state} "
+                f"({factor:.0%} of capacity)"
+            )
+        if self.ost.chunk_bytes and self.ost.parity_disks:
+            lines.append(
+                f"  RAID chunk {format_bytes(self.ost.chunk_bytes)}, full stripe {format_bytes(self.ost.full_stripe_bytes)}"
+            )
         off = [name for name, on in self.mechanisms.items() if not on]
         lines.append(f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on")
         lines.append(
@@ -264,6 +302,13 @@ def _networks(profile: Profile) -> dict[str, LinkSpec]:
             source=f"{profile.origin} [networks.{name}]",
         )
     return networks
+
+
+def _failed_osts(profile: Profile) -> tuple[int, ...]:
+    value = profile.raw("ost.failed_drive_osts", [])
+    if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+        raise ProfileError(f"{profile.origin}: ost.failed_drive_osts: expected a list of OST indices, got {value!r}")
+    return tuple(value)
 
 
 def _visits(profile: Profile, ost: RaidSet, tunables: LustreTunables) -> dict[str, float]:
