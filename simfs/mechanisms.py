@@ -15,6 +15,8 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
                             (``simfs.hardware.raid.RaidSet.write_cost``)
 ``extent_locks``            unaligned shared-file writes hand extent locks between nodes
                             (``simfs.filesystems.lustre.locks``)
+``tcp_incast``              reads from many servers at once over a TCP (Ethernet) client link
+                            overflow the switch port and stall for RTO_min (``simfs.hardware.incast``)
 ``dirty_limit``             buffered writes run ahead of the network by the page cache's dirty
                             limit, and drain after the application returns
 ``rpc_window``              a client keeps at most ``max_rpcs_in_flight`` RPCs per OST in flight
@@ -31,6 +33,7 @@ MECHANISMS = {
     "hdd_seek": "HDD seek thrashing under interleaved streams",
     "raid_parity": "RAID-5/6 read-modify-write for partial-stripe writes",
     "extent_locks": "shared-file (N-1) extent-lock hand-offs between writers",
+    "tcp_incast": "TCP incast: synchronized reads from many servers over Ethernet",
     "dirty_limit": "page-cache dirty limit and background write-back",
     "rpc_window": "RPCs in flight per client and OST (a rate cap)",
     "fabric_oversubscription": "switch core capacity (blocking factor)",

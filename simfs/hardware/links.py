@@ -22,18 +22,23 @@ class LinkSpec:
     bandwidth_Bps: practical payload bandwidth per direction, bytes/s.
     latency_s: one-way small-message latency, seconds (adds to RPC round trips).
     source: where the numbers come from.
+    transport: "tcp" (Ethernet: drops under overload, see ``incast.py``), "rdma"
+        (InfiniBand) or "fc" (Fibre Channel): credit-based, lossless.
     """
 
     name: str
     bandwidth_Bps: float
     latency_s: float
     source: str
+    transport: str = "rdma"
 
     def __post_init__(self) -> None:
         if not self.bandwidth_Bps > 0:
             raise ValueError(f"bandwidth_Bps: link {self.name!r} needs a positive bandwidth")
         if not self.latency_s >= 0:
             raise ValueError(f"latency_s: link {self.name!r} needs a non-negative latency")
+        if self.transport not in ("tcp", "rdma", "fc"):
+            raise ValueError(f"transport: link {self.name!r}: expected tcp, rdma or fc, got {self.transport!r}")
 
 
 #: Built-in link technologies.  A profile may override any of them in ``[networks.NAME]``.
@@ -68,6 +73,7 @@ LINK_PRESETS: dict[str, LinkSpec] = {
             50e-6,
             "Gigabit Ethernet: 125 MB/s line rate, ~117 MB/s TCP goodput after "
             "Ethernet/IP/TCP framing at 1500 MTU (DESIGN.md section 5)",
+            "tcp",
         ),
         LinkSpec(
             "10gbe",
@@ -75,18 +81,21 @@ LINK_PRESETS: dict[str, LinkSpec] = {
             20e-6,
             "10 Gigabit Ethernet: 1.25 GB/s line rate, ~1.17 GB/s TCP goodput at 1500 "
             "MTU (same framing overhead as 1GbE)",
+            "tcp",
         ),
         LinkSpec(
             "fc2",
             200e6,
             10e-6,
             "2 Gb Fibre Channel: 2.125 Gbaud, 8b/10b -> 200 MB/s per direction (FC-PI)",
+            "fc",
         ),
         LinkSpec(
             "fc4",
             400e6,
             10e-6,
             "4 Gb Fibre Channel: 4.25 Gbaud, 8b/10b -> 400 MB/s per direction (FC-PI-2)",
+            "fc",
         ),
     )
 }

@@ -167,3 +167,32 @@ def test_strided_shared_file_writes_are_lock_bound_and_the_switch_removes_it():
     assert on["bw_Bps"] == pytest.approx(16 * 1000 * 47 * 1024 / (15 / 16), rel=0.01)
     assert off["bottleneck"] != "extent-lock" and off["bw_Bps"] > 2 * on["bw_Bps"]
     assert fpp["bottleneck"] != "extent-lock"
+
+
+# -- TCP incast -------------------------------------------------------------------------
+def test_incast_factor_hand_values():
+    from simfs.hardware.incast import incast_goodput_factor
+
+    # 2 servers x 64 KiB = the 128 KiB port buffer: no loss.
+    assert incast_goodput_factor(2, 1 << 20, 117e6, 131072, 65536, 0.2) == 1.0
+    # 4 servers: 256 KiB offered, half overflows; a round moves 4 MiB in 35.85 ms.
+    round_s = 4 * (1 << 20) / 117e6
+    assert incast_goodput_factor(4, 1 << 20, 117e6, 131072, 65536, 0.2) == pytest.approx(
+        round_s / (round_s + 0.5 * 0.2)
+    )
+
+
+def test_incast_collapses_ethernet_reads_only_and_can_be_switched_off():
+    read = "dd if=f of=/dev/null bs=1M count=2000"
+    gbe = {"client.network": "1gbe"}
+    wide = simfs.simulate("crtdc-lfs5", read, stripe_count=4, overrides=gbe).phases.iloc[0]
+    narrow = simfs.simulate("crtdc-lfs5", read, stripe_count=2, overrides=gbe).phases.iloc[0]
+    off = simfs.simulate(
+        "crtdc-lfs5", read, stripe_count=4, overrides={**gbe, "mechanisms.tcp_incast": False}
+    ).phases.iloc[0]
+    ib = simfs.simulate("crtdc-lfs5", read, stripe_count=4).phases.iloc[0]
+    assert narrow["agg_bw_Bps"] == pytest.approx(117e6, rel=1e-3)  # 2 OSS fit the buffer
+    assert off["agg_bw_Bps"] == pytest.approx(117e6, rel=1e-3)
+    round_s = 4 * (1 << 20) / 117e6
+    assert wide["agg_bw_Bps"] == pytest.approx(117e6 * round_s / (round_s + 0.1), rel=2e-3)
+    assert ib["bottleneck"] == "client-core"

@@ -27,6 +27,7 @@ from simfs.filesystems.lustre.layout import Layout, OstAllocator
 from simfs.filesystems.lustre.system import LustreSystem
 from simfs.hardware import ClientNode, HddSpec, Server, SwitchSpec
 from simfs.hardware.hdd import SeekThrashing
+from simfs.hardware.incast import incast_goodput_factor
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ class LustreInstance:
             path.append((client.cpu, 1.0 / client.spec.copy_Bps(op)))
         if not network:
             return path
-        path.append((client.nic_tx if op == "write" else client.nic_rx, 1.0))
+        path.append((client.nic_tx if op == "write" else client.nic_rx, 1.0 / self._incast(layout, stripe_share, op)))
         if self.system.mechanisms["fabric_oversubscription"]:
             path.append((self.fabric, 1.0))
         oss_share: dict[int, float] = defaultdict(float)
@@ -158,6 +159,22 @@ class LustreInstance:
             path.append((server.nic_rx if op == "write" else server.nic_tx, share))
             path.append((server.cpu, share))
         return path
+
+    def _incast(self, layout: Layout, stripe_share: np.ndarray, op: str) -> float:
+        """Goodput factor of a read over a TCP client link (``simfs.hardware.incast``)."""
+        system = self.system
+        if op != "read" or not system.mechanisms["tcp_incast"] or system.client.network.transport != "tcp":
+            return 1.0
+        servers = len({system.oss_of_ost(layout.osts[k]) for k, share in enumerate(stripe_share) if share > 0})
+        request = min(system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
+        return incast_goodput_factor(
+            servers,
+            request,
+            system.client.network.bandwidth_Bps,
+            system.port_buffer_bytes,
+            system.tcp_burst_bytes,
+            system.rto_min_s,
+        )
 
     def rate_cap(
         self, layout: Layout, stripe_share: np.ndarray, op: str, *, direct: bool, transfer_size_bytes: int

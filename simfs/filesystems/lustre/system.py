@@ -77,6 +77,10 @@ class LustreSystem:
     client: ClientSpec
     client_count: int
     fabric_blocking_factor: float
+    #: Ethernet switch port buffer, per-server TCP burst and minimum RTO (TCP incast).
+    port_buffer_bytes: float
+    tcp_burst_bytes: float
+    rto_min_s: float
     mds: MdsSpec
     oss: ServerSpec
     oss_count: int
@@ -194,6 +198,9 @@ class LustreSystem:
             client=client,
             client_count=profile.number("client.count", integer=True, positive=True),
             fabric_blocking_factor=profile.number("fabric.blocking_factor", 1.0, minimum=1),
+            port_buffer_bytes=profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
+            tcp_burst_bytes=profile.number("fabric.tcp_burst_bytes", 65536, positive=True),
+            rto_min_s=profile.number("fabric.rto_min_s", 0.2, minimum=0),
             mds=MdsSpec(
                 create_per_s=profile.number("mds.create_per_s", positive=True),
                 open_per_s=profile.number("mds.open_per_s", positive=True),
@@ -300,6 +307,9 @@ def _networks(profile: Profile) -> dict[str, LinkSpec]:
             ),
             latency_s=profile.number(f"networks.{name}.latency_s", base.latency_s if base else 0.0, minimum=0),
             source=f"{profile.origin} [networks.{name}]",
+            transport=profile.string(
+                f"networks.{name}.transport", base.transport if base else "rdma", choices={"tcp", "rdma", "fc"}
+            ),
         )
     return networks
 
