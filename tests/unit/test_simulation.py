@@ -86,8 +86,26 @@ def test_shared_file_spreads_every_rank_over_all_stripes():
 
 
 def test_reorder_reads_the_neighbours_file():
-    result = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -C", nodes=2, stripe_count=1, seed=1)
-    assert len(result.phases) == 2
+    import numpy as np
+
+    # lfs3's round robin interleaves OSS: OST order 0, 2, ..., 14, 1, 3, ..., 15, from a
+    # start drawn from the run's seed.  Rank 0's file lands on order[start]; make that OST
+    # rebuilding (slow).  Without -C rank 0 reads the slow file; with -C rank 1 does.
+    seed = 7
+    order = list(range(0, 16, 2)) + list(range(1, 16, 2))
+    slow = order[int(np.random.default_rng(seed).integers(16))]
+    overrides = {"mechanisms.hdd_seek": False, "ost.failed_drive_osts": [slow], "ost.rebuilding": True}
+    settings = {"nodes": 2, "stripe_count": 1, "seed": seed, "overrides": overrides}
+
+    def read_times(command):
+        ranks = simfs.simulate("crtdc-lfs3", command, **settings).ranks
+        reads = ranks[ranks["phase"] == "read"].set_index("rank")["time_s"]
+        return reads[0], reads[1]
+
+    plain = read_times("ior -F -e -t 1m -b 4g")
+    reordered = read_times("ior -F -e -t 1m -b 4g -C")
+    assert plain[0] > 1.2 * plain[1]
+    assert reordered[1] > 1.2 * reordered[0]
 
 
 def test_stripe_count_changes_a_single_stream_only_when_the_ost_limits():
