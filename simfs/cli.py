@@ -185,9 +185,7 @@ def _simulate(args: argparse.Namespace) -> int:
     else:
         _emit(frame, "csv" if args.format == "table" else args.format)
     if args.timeline:
-        target = Path(args.timeline)
-        if not target.parent.exists():
-            raise SimfsError(f"--timeline {target}: directory {target.parent} does not exist")
+        target = _output_path(args.timeline, "--timeline")
         if target.suffix == ".csv":
             from simfs.report.files import write_text
 
@@ -209,6 +207,7 @@ def _sweep(args: argparse.Namespace) -> int:
         vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
     overrides = _overrides(args)
     load_workload(args.workload)  # fail on a bad command line before any work
+    plot_path = _output_path(args.plot, "--plot") if args.plot else None
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -232,11 +231,11 @@ def _sweep(args: argparse.Namespace) -> int:
         print(render_text(wide_table(phases, keys)))
     else:
         _emit(phases, args.format)
-    if args.plot:
+    if plot_path is not None:
         from simfs.report.plots import scaling_plot
 
         title = f"{args.system}: {args.workload}"
-        path = scaling_plot(phases, keys, Path(args.plot), title=title)
+        path = scaling_plot(phases, keys, plot_path, title=title)
         print(f"plot written to {path}", file=sys.stderr)
     return 0
 
@@ -247,19 +246,18 @@ def _calibrate(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from simfs.calibrate import ProfileCalibrator
-    from simfs.calibrate.output import calibrated_profile_text, fit_report, write_atomically
+    from simfs.calibrate.output import calibrated_profile_text, fit_report
     from simfs.ingest import read_measurements
+    from simfs.report.files import write_text
 
     profile = load_profile(args.system)
-    out = Path(args.out)
-    protect = [Path(profile.origin)]
-    for target in (out, Path(args.report) if args.report else None):
-        if target is not None and not target.parent.exists():
-            raise SimfsError(f"{target}: directory {target.parent} does not exist")
+    out = _output_path(args.out, "--out")
+    report_path = _output_path(args.report, "--report") if args.report else None
+    # Checked before the fit, which takes minutes: the source profile is never written.
     if out.exists() and out.resolve() == Path(profile.origin).resolve():
         raise SimfsError(f"--out {out}: refusing to overwrite the source profile")
     measurements = pd.concat([read_measurements(path) for path in args.data], ignore_index=True)
-    command = "simfs calibrate " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["calibrate"] else "simfs calibrate"
+    command = _command_line("calibrate")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         calibrator = ProfileCalibrator(profile, free=args.free, bootstrap=args.bootstrap, seed=args.seed)
@@ -270,10 +268,10 @@ def _calibrate(args: argparse.Namespace) -> int:
     data = [str(p) for p in args.data]
     # Both texts first, so that a failure leaves neither file half-made.
     text = calibrated_profile_text(calibrator, data, command)
-    report = fit_report(calibrator, data, command, messages) if args.report else None
-    write_atomically(out, text, protect=protect)
-    if report is not None:
-        write_atomically(Path(args.report), report, protect=protect)
+    report = fit_report(calibrator, data, command, messages) if report_path else None
+    write_text(out, text)
+    if report_path is not None:
+        write_text(report_path, report)
     summary = calibrator.summary_
     for name, value in calibrator.params_.items():
         low, high = calibrator.intervals_[name]
@@ -290,8 +288,7 @@ def _validate(args: argparse.Namespace) -> int:
     from simfs.validate import find_cases, run_cases, summarise, write_report
 
     cases = find_cases(args.cases)
-    if args.report and not Path(args.report).parent.exists():
-        raise SimfsError(f"--report {args.report}: directory {Path(args.report).parent} does not exist")
+    report_path = _output_path(args.report, "--report") if args.report else None
     outcomes = run_cases(cases)
     for split, numbers in sorted(summarise(outcomes).items()):
         print(
@@ -299,11 +296,25 @@ def _validate(args: argparse.Namespace) -> int:
             f"worst {numbers['worst_abs_error_pct']:.1f}% ({numbers['worst_case']}), "
             f"{numbers['within_tolerance']} within tolerance"
         )
-    if args.report:
-        command = "simfs validate " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["validate"] else "simfs validate"
-        path = write_report(outcomes, Path(args.report), command)
+    if report_path is not None:
+        path = write_report(outcomes, report_path, _command_line("validate"))
         print(f"report written to {path}", file=sys.stderr)
     return 0
+
+
+def _output_path(text: str, option: str) -> Path:
+    """An output file whose folder exists (checked before any long computation)."""
+    path = Path(text)
+    if not path.parent.exists():
+        raise SimfsError(f"{option} {path}: directory {path.parent} does not exist")
+    return path
+
+
+def _command_line(command: str) -> str:
+    """The command as the user typed it, for provenance in generated files."""
+    if sys.argv[1:2] == [command]:
+        return " ".join(["simfs", *sys.argv[1:]])
+    return f"simfs {command}"
 
 
 def _emit(frame, fmt: str) -> None:

@@ -142,13 +142,7 @@ class _Program:
         )
         tag = self.network.tag(f"{iteration}/{phase.label}/{cap.reason}")
         size = float(phase.bytes_per_rank)
-        # O_DIRECT sends each transfer as it comes (split at stripe and RPC boundaries);
-        # buffered I/O reaches the servers in whole RPCs.
-        request = (
-            min(phase.transfer_size_bytes, self.fs.system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
-            if phase.direct
-            else None
-        )
+        request = self.fs.request_bytes(layout, phase.transfer_size_bytes if phase.direct else None)
         handoffs = 0.0
         if phase.shared_file and phase.op == "write" and self.fs.system.mechanisms["extent_locks"]:
             conflict = conflict_probability(

@@ -3,13 +3,11 @@
 The calibrated profile is the source profile's text, comments and all, with each fitted
 value replaced in place and its comment saying what it was and where the new value came
 from; ``[calibration.fitted]`` and ``[calibration.fit]`` record values, intervals, data and
-fit error.  It is written beside the target and renamed into place, and never onto the
-source profile.
+fit error.  ``simfs calibrate`` writes it whole or not at all, and never onto the source
+profile.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pandas as pd
 import tomlkit
@@ -17,7 +15,6 @@ import tomlkit
 from simfs import __version__
 from simfs.calibrate.calibrator import ProfileCalibrator
 from simfs.errors import SimfsError
-from simfs.report.files import write_text
 
 
 def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], command: str) -> str:
@@ -87,15 +84,6 @@ def _parent(document, dotted: str):
     for part in parts[:-1]:
         table = table[part]
     return table, parts[-1]
-
-
-def write_atomically(path: Path, text: str, *, protect: list[Path]) -> None:
-    """Write ``text`` to ``path`` via a temporary file; refuse to touch ``protect``."""
-    target = path.resolve()
-    for guarded in protect:
-        if guarded.exists() and target == guarded.resolve():
-            raise SimfsError(f"--out {path}: refusing to overwrite the source profile")
-    write_text(path, text)
 
 
 def fit_report(calibrator: ProfileCalibrator, data: list[str], command: str, caught_warnings: list[str]) -> str:

@@ -93,6 +93,7 @@ class FluidNetwork:
         self._tags: dict[str, int] = {}
         self._cached_matrix: sp.csr_array | None = None
         self._pending: list[Flow] = []
+        self._load_dependent: list[Resource] = []
         self.stats = NetworkStats()
 
     # -- construction -------------------------------------------------------------------
@@ -249,12 +250,13 @@ class FluidNetwork:
             flow.slot = base + offset
         self._flows.extend(new)
         count = len(new)
-        self._remaining = np.concatenate([self._remaining, [f.work for f in new]])
+        works = np.fromiter((f.work for f in new), dtype=float, count=count)
+        self._remaining = np.concatenate([self._remaining, works])
         self._rate = np.concatenate([self._rate, np.zeros(count)])
         self._limiter = np.concatenate([self._limiter, np.full(count, CAP, dtype=np.int64)])
         self._tag = np.concatenate([self._tag, np.fromiter((f.tag for f in new), dtype=np.int64, count=count)])
         self._kind = np.concatenate([self._kind, np.fromiter((f.kind for f in new), dtype=np.int64, count=count)])
-        self._work = np.concatenate([self._work, [f.work for f in new]])
+        self._work = np.concatenate([self._work, works])
         self._cap = np.concatenate([self._cap, [f.rate_cap for f in new]])
         self._share = np.concatenate([self._share, [f.share for f in new]])
         self._cached_matrix = None

@@ -74,13 +74,10 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
         ]
     relations = [o for o in outcomes if o.case.relative_to]
     if relations:
-        stated = [
-            ok
-            for o in relations
-            for ok, expected in zip(o.relation, (o.case.expect_peak_lower, o.case.expect_peak_earlier))
-            if expected is not None
-            for ok in [ok == expected]
-        ]
+        stated = []
+        for o in relations:
+            expected = (o.case.expect_peak_lower, o.case.expect_peak_earlier)
+            stated += [predicted == want for predicted, want in zip(o.relation, expected) if want is not None]
         lines += [
             "",
             f"Relations between curves (e.g. 12 processes per node against 1): {sum(stated)} of {len(stated)} as published.",

@@ -94,8 +94,7 @@ def run_case(case: ValidationCase) -> CaseOutcome:
         "tolerance_pct",
         "note",
     ]
-    outcome = CaseOutcome(case, pd.DataFrame(rows, columns=columns))
-    outcome.system_name = system.name
+    outcome = CaseOutcome(case, pd.DataFrame(rows, columns=columns), system_name=system.name)
     if case.curve:
         key = case.curve.split("=", 1)[0]
         try:

@@ -81,7 +81,16 @@ def test_ior_iterations_and_ranks_table():
 def test_shared_file_spreads_every_rank_over_all_stripes():
     shared = simfs.simulate("crtdc-lfs3", "ior -t 1m -b 64m -s 4", nodes=4, stripe_count=4)
     fpp = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -s 4", nodes=4, stripe_count=4)
-    # Same bytes; the shared file sits on 4 OSTs, file-per-process on 16: slower or equal.
+
+    def ost_bytes(result):
+        usage = result.resource_usage
+        return usage.loc[usage["kind"] == "ost", "served"].to_numpy()
+
+    # One shared file: 4 OSTs carry everything, a quarter each.  Four files: all 16 OSTs.
+    busy = ost_bytes(shared)[ost_bytes(shared) > 0]
+    assert len(busy) == 4 and busy == pytest.approx([busy.sum() / 4] * 4)
+    assert (ost_bytes(fpp) > 0).sum() == 16
+    # Same bytes on fewer OSTs: slower or equal.
     assert (shared.phases["time_s"].values >= fpp.phases["time_s"].values * (1 - 1e-9)).all()
 
 
@@ -117,9 +126,15 @@ def test_stripe_count_changes_a_single_stream_only_when_the_ost_limits():
 
 
 def test_same_seed_same_result_and_seed_matters_for_layouts():
-    a = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 256m", nodes=3, stripe_count=4, seed=5).ranks
-    b = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 256m", nodes=3, stripe_count=4, seed=5).ranks
-    assert a.equals(b)
+    def run(seed):
+        return simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 256m", nodes=3, stripe_count=4, seed=seed)
+
+    a, b = run(5), run(5)
+    assert a.ranks.equals(b.ranks) and a.resource_usage.equals(b.resource_usage)
+    # The round robin's random start moves the files: other OSTs carry the bytes.
+    served = {seed: run(seed).resource_usage.set_index("resource")["served"] for seed in range(4)}
+    placements = {tuple(usage.filter(like="ost").to_numpy() > 0) for usage in served.values()}
+    assert len(placements) > 1
 
 
 @pytest.mark.parametrize(

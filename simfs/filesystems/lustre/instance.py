@@ -140,7 +140,7 @@ class LustreInstance:
             path.append((self.fabric, 1.0))
         oss_share: dict[int, float] = defaultdict(float)
         if op == "write":
-            request = request_bytes or min(self.system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
+            request = request_bytes or self.request_bytes(layout)
             ost_weight = self.system.ost.write_cost(request) if self.system.mechanisms["raid_parity"] else 1.0
         else:
             ost_weight = self.ost_read_weight
@@ -160,16 +160,21 @@ class LustreInstance:
             path.append((server.cpu, share))
         return path
 
+    def request_bytes(self, layout: Layout, direct_transfer_bytes: int | None = None) -> int:
+        """Size of the requests that reach an OST: a bulk RPC for buffered I/O, each
+        transfer as issued for O_DIRECT; never more than a stripe (an RPC goes to one OST)."""
+        size = min(self.system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
+        return size if direct_transfer_bytes is None else min(size, direct_transfer_bytes)
+
     def _incast(self, layout: Layout, stripe_share: np.ndarray, op: str) -> float:
         """Goodput factor of a read over a TCP client link (``simfs.hardware.incast``)."""
         system = self.system
         if op != "read" or not system.mechanisms["tcp_incast"] or system.client.network.transport != "tcp":
             return 1.0
         servers = len({system.oss_of_ost(layout.osts[k]) for k, share in enumerate(stripe_share) if share > 0})
-        request = min(system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
         return incast_goodput_factor(
             servers,
-            request,
+            self.request_bytes(layout),
             system.client.network.bandwidth_Bps,
             system.port_buffer_bytes,
             system.tcp_burst_bytes,
