@@ -13,13 +13,27 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
                             (``simfs.hardware.hdd.SeekThrashing``)
 ``raid_parity``             RAID-5/6 partial-stripe writes pay read-modify-write
                             (``simfs.hardware.raid.RaidSet.write_cost``)
+``ssd_iops``                SSD requests cost at least ``1 / IOPS``: bandwidth ``min(B, IOPS x size)``
+                            (``simfs.hardware.ssd``)
+``ssd_write_cliff``         a preconditioned SSD (``ost.ssd.preconditioned``) writes at
+                            ``B / WA`` (``simfs.hardware.ssd``)
+``controller_cache``        a controller's write-back cache absorbs writes at host speed and
+                            destages them afterwards (``simfs.hardware.controller``)
+``controller_prefetch``     more read streams than prefetch segments evict prefetched data
+                            before use (``simfs.hardware.controller``)
 ``extent_locks``            unaligned shared-file writes hand extent locks between nodes
                             (``simfs.filesystems.lustre.locks``)
 ``tcp_incast``              reads from many servers at once over a TCP (Ethernet) client link
                             overflow the switch port and stall for RTO_min (``simfs.hardware.incast``)
 ``dirty_limit``             buffered writes run ahead of the network by the page cache's dirty
                             limit, and drain after the application returns
+``oss_threads``             an OSS serves bulk RPCs from ``oss.threads`` threads held
+                            ``oss.rpc_service_s`` each (``simfs.hardware.server``)
+``readahead_window``        a buffered reader keeps at most its readahead window in flight:
+                            ``max_read_ahead_bytes / readers on the node / RPC latency``
 ``rpc_window``              a client keeps at most ``max_rpcs_in_flight`` RPCs per OST in flight
+``mds_directory_lock``      creates and removes in one shared directory serialise on its lock
+                            (``simfs.filesystems.lustre.system.MdsSpec``)
 ``fabric_oversubscription`` the switch core carries ports x port rate / blocking factor
 ==========================  ================================================================
 """
@@ -32,10 +46,17 @@ from simfs.systems.profile import Profile
 MECHANISMS = {
     "hdd_seek": "HDD seek thrashing under interleaved streams",
     "raid_parity": "RAID-5/6 read-modify-write for partial-stripe writes",
+    "ssd_iops": "SSD per-request cost from its IOPS rating (small requests)",
+    "ssd_write_cliff": "write amplification of a preconditioned (full, untrimmed) SSD",
+    "controller_cache": "controller write-back cache: absorb at host speed, destage after",
+    "controller_prefetch": "controller prefetch-cache thrash under many read streams",
     "extent_locks": "shared-file (N-1) extent-lock hand-offs between writers",
     "tcp_incast": "TCP incast: synchronized reads from many servers over Ethernet",
     "dirty_limit": "page-cache dirty limit and background write-back",
+    "oss_threads": "OSS bulk-RPC service threads (a pool; the rest queue)",
+    "readahead_window": "client readahead window per file (a rate cap on buffered reads)",
     "rpc_window": "RPCs in flight per client and OST (a rate cap)",
+    "mds_directory_lock": "creates and removes in one directory serialise on its lock",
     "fabric_oversubscription": "switch core capacity (blocking factor)",
 }
 
@@ -51,8 +72,5 @@ def mechanisms_from_profile(profile: Profile) -> dict[str, bool]:
                 f"{profile.origin}: mechanisms.{name}: unknown mechanism (known: {', '.join(MECHANISMS)})"
             )
     for name in MECHANISMS:
-        value = profile.raw(f"mechanisms.{name}", True)
-        if not isinstance(value, bool):
-            raise ProfileError(f"{profile.origin}: mechanisms.{name}: expected true or false, got {value!r}")
-        switches[name] = value
+        switches[name] = profile.boolean(f"mechanisms.{name}", True)
     return switches

@@ -2,8 +2,10 @@
 
 Shared by the calibrators (which compare predictions with measurements while searching
 parameters) and by validation.  A row is simulatable when its tool is one simfs models
-(dd, IOR), its metric is a bandwidth the simulator reports, and its nodes and processes
-per node are known (directly or through ``over``).  Rows that are not get a reason,
+(dd, IOR, mdtest, bonnie++), its metric is a rate the simulator reports, and its nodes and processes
+per node are known (directly or through ``over``).  mdtest rates (``ops_rate``) are
+compared phase by phase (its "File creation" is simfs's "file create"; tree creation
+and removal are not simulated).  Rows that are not get a reason,
 reported as a named warning; they are never silently dropped.
 
 Metrics: ``agg_bw`` -> the tool's aggregate (``agg_bw_Bps``); ``per_node_bw`` ->
@@ -28,13 +30,25 @@ from simfs.experiment import EXPERIMENT_KEYS, Experiment
 from simfs.filesystems import LustreSystem
 from simfs.workloads import parse_workload
 
-SIMULATED_TOOLS = {"dd", "ior"}
+SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++"}
 SIMULATED_METRICS = {
     "agg_bw": "agg_bw_Bps",
     "per_node_bw": "per_node_bw_Bps",
     "rank_bw": "rank_mean_bw_Bps",
     # The CRT-DC seed's aggregate for its 12-process runs: the slowest stream x the streams.
     "min_rank_agg_bw": "min_rank_agg_bw_Bps",
+    # mdtest's SUMMARY rate: items over the phase's makespan.
+    "ops_rate": "ops_per_s",
+}
+#: mdtest's SUMMARY operation names (as ingested) -> simfs phase labels.
+MDTEST_PHASES = {
+    "file_creation": "file create",
+    "file_stat": "file stat",
+    "file_read": "file read",
+    "file_removal": "file remove",
+    "directory_creation": "dir create",
+    "directory_stat": "dir stat",
+    "directory_removal": "dir remove",
 }
 
 
@@ -85,7 +99,8 @@ def _point(index: Any, row: pd.Series) -> Point:
         spec = parse_workload(row["workload"])
     except SimfsError as exc:
         raise NotSimulated(str(exc)) from None
-    if row["phase"] not in {p.label for p in spec.phases}:
+    phase = MDTEST_PHASES.get(row["phase"], row["phase"]) if tool == "mdtest" else row["phase"]
+    if phase not in {p.label for p in spec.phases}:
         raise NotSimulated(f"phase {row['phase']!r} is not a phase of {row['workload']!r}")
     settings = json.loads(row["settings"]) if isinstance(row["settings"], str) and row["settings"] else {}
     for key in ("nodes", "ppn"):
@@ -94,7 +109,7 @@ def _point(index: Any, row: pd.Series) -> Point:
     return make_point(
         index,
         row["workload"],
-        row["phase"],
+        phase,
         row["metric"],
         settings,
         row["over"],

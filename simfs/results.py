@@ -33,6 +33,7 @@ class RankRecord:
     bytes: int
     open_s: float
     close_s: float
+    ops: int = 0
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ class Result:
             closes = np.array([r.close_s for r in records])
             rank_bw = sizes / (closes - opens)
             total = int(sizes.sum())
+            ops = sum(r.ops for r in records)
             elapsed = float(closes.max() - opens.min())
             bw = total / elapsed
             sum_rank = float(rank_bw.sum())
@@ -118,7 +120,9 @@ class Result:
                     "phase": phase,
                     "op": records[0].op,
                     "bytes": total,
+                    "ops": ops,
                     "time_s": elapsed,
+                    "ops_per_s": ops / elapsed,
                     "bw_Bps": bw,
                     "sum_rank_bw_Bps": sum_rank,
                     "agg_bw_Bps": aggregate,

@@ -7,7 +7,9 @@ then opens (create on write), moves its bytes as flows, optionally fsyncs, and c
 Buffered writes model the page cache's dirty limit: a writer may run ahead of the
 network by at most its dirty limit, so the application sees
 ``(bytes - dirty) / R + dirty / copy_rate`` and the last ``dirty`` bytes drain in the
-background after it returns (unless the phase fsyncs, which waits for them).
+background after it returns (unless the phase fsyncs, which waits for them).  A
+controller's write-back cache is a second such buffer, between the network and the
+drives.
 """
 
 from __future__ import annotations
@@ -112,33 +114,46 @@ class _Program:
         self.layouts: dict[tuple[int, str], Layout] = {}
         self.existing: dict[str, Layout] = {}  # files a read-only workload finds in place
         self.records: list[RankRecord] = []
+        self.writers: dict[tuple[int, str], dict[int, int]] = {}
         self.metadata_tag = network.tag("metadata")
 
     def rank(self, rank: int):
         for iteration in range(self.workload.iterations):
-            for phase in self.workload.phases:
-                yield self.barrier.wait()
+            for index, phase in enumerate(self.workload.phases):
+                if self.workload.synchronized or (iteration == 0 and index == 0):
+                    yield self.barrier.wait()
                 yield from self._phase(rank, iteration, phase)
 
     # -- one phase of one rank ----------------------------------------------------------
     def _phase(self, rank: int, iteration: int, phase: PhaseSpec):
+        if phase.is_metadata:
+            yield from self._metadata_phase(rank, iteration, phase)
+            return
         ppn, ranks = self.experiment.ppn, self.experiment.ranks
         node = rank // ppn
         owner = (rank + ppn) % ranks if phase.reorder_tasks else rank
         file_key = "shared" if phase.shared_file else str(owner)
         open_time = self.env.now
+        data_op = "write" if phase.op == "rewrite" else phase.op  # rewrite's read half is added below
 
-        if phase.op == "write":
+        if phase.op == "write" or (phase.op == "rewrite" and (iteration, file_key) not in self.layouts):
             creates = (iteration, file_key) not in self.layouts
             if creates:
                 self.layouts[(iteration, file_key)] = self.fs.allocate(self.stripe_count, self.stripe_size)
-            yield self.fs.metadata("create" if creates else "open", self.metadata_tag)
+            yield self.fs.metadata(
+                "create" if creates else "open", self.metadata_tag, shared_directory=phase.shared_directory
+            )
         else:
             yield self.fs.metadata("open", self.metadata_tag)
         layout = self._layout(iteration, file_key)
         share = self._stripe_share(phase, owner, layout)
         cap = self.fs.rate_cap(
-            layout, share, phase.op, direct=phase.direct, transfer_size_bytes=phase.transfer_size_bytes
+            layout,
+            share,
+            data_op,
+            direct=phase.direct,
+            transfer_size_bytes=phase.transfer_size_bytes,
+            readers_on_node=ppn,
         )
         tag = self.network.tag(f"{iteration}/{phase.label}/{cap.reason}")
         size = float(phase.bytes_per_rank)
@@ -150,31 +165,132 @@ class _Program:
             )
             handoffs = conflict / phase.transfer_size_bytes
         full_path = self.fs.data_path(
-            node, layout, share, phase.op, copy=not phase.direct, request_bytes=request, lock_handoffs_per_byte=handoffs
+            node, layout, share, data_op, copy=not phase.direct, request_bytes=request, lock_handoffs_per_byte=handoffs
         )
 
-        kind = READ if phase.op == "read" else WRITE
-        if phase.op == "read" or phase.direct:
-            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=kind)
-        else:
-            dirty = min(size, self.fs.dirty_limit_bytes(share, ppn))
-            if size > dirty:
-                yield self.network.transfer(size - dirty, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=WRITE)
-            writeback = self.network.transfer(
-                dirty,
-                self.fs.data_path(node, layout, share, "write", copy=False, lock_handoffs_per_byte=handoffs),
-                rate_cap=self.fs.rpc_window_Bps(share),
-                tag=self.network.tag(f"{iteration}/{phase.label}/rpc-window"),
-                kind=WRITE,
+        if phase.op == "read":
+            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=READ)
+        elif phase.op == "rewrite":
+            # Read a chunk, dirty it, write it back: the file once each way, at one pace.
+            read_path = self.fs.data_path(node, layout, share, "read", copy=True, request_bytes=request)
+            read_cap = self.fs.rate_cap(
+                layout, share, "read", direct=False, transfer_size_bytes=phase.transfer_size_bytes, readers_on_node=ppn
             )
-            copy_path = self.fs.data_path(node, layout, share, "write", copy=True, network=False)
-            yield self.network.transfer(dirty, copy_path, rate_cap=self.fs.system.client.copy_Bps("write"), tag=tag)
-            if phase.fsync:
-                yield writeback
+            pace = min(cap.rate_Bps, read_cap.rate_Bps)
+            yield self.env.all_of(
+                [
+                    self.network.transfer(size, read_path, rate_cap=pace, tag=tag, kind=READ),
+                    self.network.transfer(size, full_path, rate_cap=pace, tag=tag, kind=WRITE),
+                ]
+            )
+        else:
+            yield from self._write(node, layout, share, phase, iteration, size, full_path, cap.rate_Bps, tag, handoffs)
         yield self.fs.metadata("close", self.metadata_tag)
         self.records.append(
             RankRecord(iteration, phase.label, phase.op, rank, node, phase.bytes_per_rank, open_time, self.env.now)
         )
+
+    def _metadata_phase(self, rank: int, iteration: int, phase: PhaseSpec):
+        """An mdtest phase: ``items_per_rank`` operations one after another, and the
+        items' data (``-w`` on create, ``-e`` on read) through a one-stripe file path."""
+        node = rank // self.experiment.ppn
+        start = self.env.now
+        mds_ops = {"create": "create+close", "stat": "stat", "read": "open+close", "remove": "remove"}[phase.op]
+        if phase.label.startswith("dir") and phase.op == "create":
+            mds_ops = "create"  # mkdir: no open handle to close
+        tag = self.network.tag(f"{iteration}/{phase.label}/metadata-latency")
+        yield self.fs.metadata(mds_ops, tag, items=phase.items_per_rank, shared_directory=phase.shared_directory)
+        if phase.bytes_per_rank:
+            op = "write" if phase.op == "create" else "read"
+            layout = self.layouts.setdefault((iteration, f"mdtest-{rank}"), self.fs.allocate(1, self.stripe_size))
+            share = np.ones(1)
+            path = self.fs.data_path(node, layout, share, op, copy=True, request_bytes=phase.transfer_size_bytes)
+            cap = self.fs.system.client.copy_Bps(op)
+            data_tag = self.network.tag(f"{iteration}/{phase.label}/client-core")
+            yield self.network.transfer(
+                float(phase.bytes_per_rank), path, rate_cap=cap, tag=data_tag, kind=WRITE if op == "write" else READ
+            )
+        self.records.append(
+            RankRecord(
+                iteration,
+                phase.label,
+                phase.op,
+                rank,
+                node,
+                phase.bytes_per_rank,
+                start,
+                self.env.now,
+                ops=phase.items_per_rank,
+            )
+        )
+
+    def _write(self, node, layout, share, phase, iteration, size, full_path, rate_cap, tag, handoffs):
+        """A write through two buffers: the page cache (dirty limit) and the controllers'
+        write-back caches.
+
+        Bytes reach the controllers in order; the caches end up holding the last
+        ``cached`` of them, which are the page cache's write-back first and then the tail
+        of what the application wrote through.  So the application moves
+        ``size - dirty - front`` bytes at the speed of the whole path, ``front`` bytes
+        into the controller caches and ``dirty`` bytes into the page cache; the
+        write-back then moves ``dirty - absorbed`` bytes to the drives and ``absorbed``
+        into the caches.  Cached bytes are destaged to the drives from the moment they
+        arrive, in the background.  An fsync waits for the write-back, not the destaging.
+        """
+        fs, buffered = self.fs, not phase.direct
+        dirty = min(size, fs.dirty_limit_bytes(share, self.experiment.ppn)) if buffered else 0.0
+        writers = self._writers_per_controller(iteration, phase)
+        cached = min(size, fs.write_back_cache_bytes(layout, share, writers))
+        absorbed = min(dirty, cached)  # of the write-back
+        front = cached - absorbed  # of what the application writes through
+        drives = fs.data_path(node, layout, share, "write", copy=False, network=False)
+        destage_tag = self.network.tag(f"{iteration}/{phase.label}/destage")
+        if size - dirty - front > 0:
+            yield self.network.transfer(size - dirty - front, full_path, rate_cap=rate_cap, tag=tag, kind=WRITE)
+        if front > 0:
+            self.network.transfer(front, drives, tag=destage_tag, kind=WRITE)
+            into_cache = fs.data_path(
+                node, layout, share, "write", copy=buffered, disk=False, lock_handoffs_per_byte=handoffs
+            )
+            yield self.network.transfer(front, into_cache, rate_cap=rate_cap, tag=tag, kind=WRITE)
+        if dirty > 0:
+            writeback = self.env.process(
+                self._writeback(node, layout, share, phase, iteration, dirty, absorbed, handoffs)
+            )
+            copy_path = fs.data_path(node, layout, share, "write", copy=True, network=False, disk=False)
+            yield self.network.transfer(dirty, copy_path, rate_cap=fs.system.client.copy_Bps("write"), tag=tag)
+            if phase.fsync:
+                yield writeback
+
+    def _writeback(self, node, layout, share, phase, iteration, dirty, absorbed, handoffs):
+        """The page cache's write-back of ``dirty`` bytes, the last ``absorbed`` of which
+        land in the controllers' write-back caches."""
+        fs = self.fs
+        window = fs.rpc_window_Bps(share)
+        tag = self.network.tag(f"{iteration}/{phase.label}/rpc-window")
+        if dirty > absorbed:
+            path = fs.data_path(node, layout, share, "write", copy=False, lock_handoffs_per_byte=handoffs)
+            yield self.network.transfer(dirty - absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
+        if absorbed > 0:
+            drives = fs.data_path(node, layout, share, "write", copy=False, network=False)
+            self.network.transfer(
+                absorbed, drives, tag=self.network.tag(f"{iteration}/{phase.label}/destage"), kind=WRITE
+            )
+            path = fs.data_path(node, layout, share, "write", copy=False, disk=False, lock_handoffs_per_byte=handoffs)
+            yield self.network.transfer(absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
+
+    def _writers_per_controller(self, iteration: int, phase: PhaseSpec) -> dict[int, int]:
+        """How many ranks write through each controller in this phase (all files exist
+        once every rank has passed its open, which precedes the first data)."""
+        key = (iteration, phase.label)
+        if key not in self.writers:
+            counts: dict[int, int] = defaultdict(int)
+            for rank in range(self.experiment.ranks):
+                file_key = "shared" if phase.shared_file else str(rank)
+                for controller in self.fs.controllers_of(self.layouts[(iteration, file_key)]):
+                    counts[controller] += 1
+            self.writers[key] = dict(counts)
+        return self.writers[key]
 
     def _layout(self, iteration: int, file_key: str) -> Layout:
         if (iteration, file_key) in self.layouts:

@@ -38,6 +38,29 @@ class LoadModel(Protocol):
     def __call__(self, nominal_capacity: float, load: ResourceLoad) -> float: ...
 
 
+class CombinedLoad:
+    """Several load models on one resource, applied in turn: their factors multiply."""
+
+    __slots__ = ("_models",)
+
+    def __init__(self, *models: LoadModel) -> None:
+        self._models = models
+
+    def __call__(self, nominal_capacity: float, load: ResourceLoad) -> float:
+        capacity = nominal_capacity
+        for model in self._models:
+            capacity = model(capacity, load)
+        return capacity
+
+
+def combine_load_models(*models: LoadModel | None) -> LoadModel | None:
+    """One load model for a resource from any number of optional ones."""
+    present = [m for m in models if m is not None]
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else CombinedLoad(*present)
+
+
 class Resource:
     """A named capacity shared by the flows that cross it.
 

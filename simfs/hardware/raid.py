@@ -78,6 +78,14 @@ class RaidSet:
         full_stripe = chunks * (d + p) / d
         return read_modify_write / full_stripe
 
+    def drive_request_bytes(self, request_bytes: float) -> float:
+        """Bytes of one request that land on one drive: at most a chunk; with no chunk
+        size known, the request spread over the data drives, but never split below a
+        4 KiB page."""
+        if self.chunk_bytes:
+            return min(request_bytes, self.chunk_bytes)
+        return max(request_bytes / self.data_disks, min(request_bytes, 4096))
+
     def state_factor(self, state: str, rebuild_fraction: float = 0.0) -> float:
         """Capacity left in ``state`` (see the module docstring)."""
         if state not in RAID_STATES:

@@ -16,11 +16,13 @@ from simfs.report.tables import wide_table  # noqa: E402
 
 
 def scaling_plot(phases: pd.DataFrame, keys: Sequence[str], path: str | Path, title: str = "") -> Path:
-    """Two panels (aggregate GB/s, per-node MB/s) against ``keys[0]``; one line per phase
-    and per combination of the other keys."""
+    """Two panels (aggregate GB/s, per-node MB/s; for metadata workloads ops/s) against
+    ``keys[0]``; one line per phase and per combination of the other keys."""
     x_key, other = keys[0], list(keys[1:])
     table = wide_table(phases, keys)
     phase_names = list(dict.fromkeys(phases["phase"]))
+    # mdtest: rates in operations per second (its -w/-e data is incidental).
+    metadata = bool((phases["ops"] > 0).all())
     fig, (ax_agg, ax_node) = plt.subplots(1, 2, figsize=(11, 4.2))
     groups = table.groupby(other, sort=False) if other else [((), table)]
     for values, group in groups:
@@ -28,10 +30,20 @@ def scaling_plot(phases: pd.DataFrame, keys: Sequence[str], path: str | Path, ti
         suffix = ", ".join(f"{k}={v}" for k, v in zip(other, values))
         for phase in phase_names:
             label = f"{phase} ({suffix})" if suffix else phase
-            ax_agg.plot(group[x_key], group[f"{phase} agg GB/s"], marker="o", label=label)
-            ax_node.plot(group[x_key], group[f"{phase} per-node MB/s"], marker="o", label=label)
+            aggregate, per_node = (
+                (f"{phase} ops/s", f"{phase} per-node ops/s")
+                if metadata
+                else (f"{phase} agg GB/s", f"{phase} per-node MB/s")
+            )
+            ax_agg.plot(group[x_key], group[aggregate], marker="o", label=label)
+            ax_node.plot(group[x_key], group[per_node], marker="o", label=label)
     numeric = pd.api.types.is_numeric_dtype(table[x_key])
-    for ax, ylabel in ((ax_agg, "aggregate bandwidth (GB/s)"), (ax_node, "per-node bandwidth (MB/s)")):
+    labels = (
+        ("aggregate rate (ops/s)", "per-node rate (ops/s)")
+        if metadata
+        else ("aggregate bandwidth (GB/s)", "per-node bandwidth (MB/s)")
+    )
+    for ax, ylabel in zip((ax_agg, ax_node), labels):
         if numeric and (table[x_key] > 0).all() and table[x_key].max() / table[x_key].min() >= 8:
             ax.set_xscale("log", base=2)
             ax.set_xticks(sorted(set(table[x_key])), [str(v) for v in sorted(set(table[x_key]))])

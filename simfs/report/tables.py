@@ -14,7 +14,8 @@ import pandas as pd
 
 
 def wide_table(phases: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """One row per combination of ``keys``; per phase: aggregate, per node, bottleneck.
+    """One row per combination of ``keys``; per phase: aggregate, per node, bottleneck
+    (operations per second for metadata phases, bandwidth for phases that move data).
 
     Iterations are averaged (bandwidths) or the most frequent bottleneck is kept.
     """
@@ -27,8 +28,12 @@ def wide_table(phases: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
             sub = group[group["phase"] == phase]
             if sub.empty:
                 continue
-            row[f"{phase} agg GB/s"] = sub["agg_bw_Bps"].mean() / 1e9
-            row[f"{phase} per-node MB/s"] = sub["per_node_bw_Bps"].mean() / 1e6
+            if (sub["ops"] > 0).all():  # a metadata phase: items per second, as mdtest reports
+                row[f"{phase} ops/s"] = sub["ops_per_s"].mean()
+                row[f"{phase} per-node ops/s"] = (sub["ops_per_s"] / sub["nodes"]).mean()
+            if (sub["bytes"] > 0).all():
+                row[f"{phase} agg GB/s"] = sub["agg_bw_Bps"].mean() / 1e9
+                row[f"{phase} per-node MB/s"] = sub["per_node_bw_Bps"].mean() / 1e6
             row[f"{phase} bottleneck"] = sub["bottleneck"].mode().iloc[0]
         rows.append(row)
     return pd.DataFrame(rows)

@@ -136,6 +136,12 @@ class Profile:
             raise ProfileError(f"{self._origin}: {key}: expected one of {options}, got {value!r}")
         return value
 
+    def boolean(self, key: str, default: Any = _MISSING) -> bool:
+        value = self.raw(key, default)
+        if not isinstance(value, bool):
+            raise ProfileError(f"{self._origin}: {key}: expected true or false, got {value!r}")
+        return value
+
     def table(self, key: str, default: Any = _MISSING) -> dict[str, Any]:
         value = self.raw(key, default)
         if not isinstance(value, dict):

@@ -1,15 +1,17 @@
-"""Workloads: command-line parsers (dd, IOR) producing one shared WorkloadSpec."""
+"""Workloads: command-line parsers (dd, IOR, mdtest, bonnie++) producing one shared WorkloadSpec."""
 
 from __future__ import annotations
 
 import shlex
 
 from simfs.errors import WorkloadError
+from simfs.workloads.bonnie import parse_bonnie
 from simfs.workloads.dd import parse_dd
 from simfs.workloads.ior import parse_ior
+from simfs.workloads.mdtest import parse_mdtest
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
-_PARSERS = {"dd": parse_dd, "ior": parse_ior}
+_PARSERS = {"dd": parse_dd, "ior": parse_ior, "mdtest": parse_mdtest, "bonnie++": parse_bonnie}
 
 
 def parse_workload(command: str) -> WorkloadSpec:
@@ -26,4 +28,4 @@ def parse_workload(command: str) -> WorkloadSpec:
     return _PARSERS[tool](words[1:], command)
 
 
-__all__ = ["PhaseSpec", "WorkloadSpec", "parse_dd", "parse_ior", "parse_workload"]
+__all__ = ["PhaseSpec", "WorkloadSpec", "parse_bonnie", "parse_dd", "parse_ior", "parse_mdtest", "parse_workload"]

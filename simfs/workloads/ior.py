@@ -85,6 +85,7 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         bytes_per_rank=block * segments,
         transfer_size_bytes=transfer,
         shared_file="-F" not in flags,
+        shared_directory="-F" in flags,  # IOR puts the files of -F in one directory
         direct=bool(flags & {"-B", "--posix.odirect"}),
         segment_count=segments,
     )

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-Op = Literal["write", "read"]
+Op = Literal["write", "read", "rewrite", "create", "stat", "remove"]
+#: Ops that are metadata operations on ``items_per_rank`` items (mdtest phases).
+METADATA_OPS = ("create", "stat", "remove")
 
 
 @dataclass(frozen=True)
@@ -19,7 +21,10 @@ class PhaseSpec:
 
     Attributes
     ----------
-    op: ``"write"`` or ``"read"``.
+    op: ``"write"``, ``"read"`` or ``"rewrite"`` (data; rewrite moves the bytes once each
+        way), or ``"create"``, ``"stat"``, ``"remove"``
+        (metadata on ``items_per_rank`` items; an mdtest read phase is ``"read"`` with
+        items).
     bytes_per_rank: bytes each rank moves.
     transfer_size_bytes: bytes per read()/write() call.
     shared_file: all ranks use one file (IOR without ``-F``) instead of one each.
@@ -30,6 +35,9 @@ class PhaseSpec:
     label: the phase's name in results.
     segment_count: IOR ``-s``: a rank's data is ``segment_count`` blocks; in a shared
         file, segment ``k`` of rank ``r`` starts at ``(k * ranks + r) * block``.
+    items_per_rank: metadata items each rank handles (mdtest ``-n``); 0 for a data phase.
+    shared_directory: the files a phase creates or removes share one directory (IOR
+        ``-F``, mdtest without ``-u``), so their directory updates serialise.
     """
 
     op: Op
@@ -41,6 +49,8 @@ class PhaseSpec:
     reorder_tasks: bool = False
     label: str = ""
     segment_count: int = 1
+    items_per_rank: int = 0
+    shared_directory: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -50,6 +60,11 @@ class PhaseSpec:
     def block_size_bytes(self) -> int:
         return self.bytes_per_rank // self.segment_count
 
+    @property
+    def is_metadata(self) -> bool:
+        """An mdtest phase: per-item metadata operations (and the item's data, if any)."""
+        return self.items_per_rank > 0
+
 
 @dataclass(frozen=True)
 class WorkloadSpec:
@@ -57,13 +72,16 @@ class WorkloadSpec:
 
     Attributes
     ----------
-    tool: ``"dd"`` or ``"ior"``.
+    tool: ``"dd"``, ``"ior"``, ``"mdtest"`` or ``"bonnie++"``.
     command: the command line it came from.
     phases: the phases in order.
     iterations: how often the phase sequence is repeated (IOR ``-i``).
     aggregate: how the tool reports aggregate bandwidth: ``"sum_of_ranks"`` (each dd
         prints its own rate; the seed sums them) or ``"makespan"`` (IOR: total bytes over
         last close minus first open).
+    synchronized: ranks wait for each other before every phase (IOR, mdtest, the seed's
+        dd pair); ``False`` for tools with no barriers (bonnie++), where ranks meet only
+        at the start and a fast rank's next phase overlaps a slow rank's last.
     """
 
     tool: str
@@ -71,6 +89,7 @@ class WorkloadSpec:
     phases: tuple[PhaseSpec, ...]
     iterations: int = 1
     aggregate: Literal["sum_of_ranks", "makespan"] = "makespan"
+    synchronized: bool = True
     options: dict[str, object] = field(default_factory=dict, compare=False)
 
     @property

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+import simfs
 from simfs.errors import SimfsError
 from simfs.ingest import detect_format, read_measurements
-from simfs.predict import NotSimulatedWarning, plan
+from simfs.predict import NotSimulatedWarning, Predictor, plan
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,3 +172,16 @@ def test_unknown_workload_is_a_named_warning_not_a_number():
     assert any("tool 'iozone' is not modelled" in m for m in messages)
     assert any("tool 'ib' is not modelled" in m for m in messages)
     assert len(points) == 2 and len(skipped) == 2
+
+
+def test_mdtest_rates_are_simulated_phase_by_phase():
+    measurements = read_measurements(DATA / "mdtest-files.txt")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        points, _ = plan(measurements)
+    assert [p.phase for p in points] == ["file create", "file stat", "file read", "file remove"]
+    # Tree creation and removal are mdtest's own bookkeeping: named, not silently dropped.
+    assert sum(issubclass(w.category, NotSimulatedWarning) and "tree_" in str(w.message) for w in caught) == 2
+    predictor = Predictor(simfs.load_system("crtdc-lfs3"))
+    # Two processes in unique directories: create+close bound by the MDS, 1/(1/5000 + 1/20000).
+    assert predictor.predict(points[0]) == pytest.approx(4000, rel=1e-6)

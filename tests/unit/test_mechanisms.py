@@ -1,11 +1,16 @@
 """Contention mechanisms: each against hand-computed values, and switched off."""
 
+import numpy as np
 import pytest
+import simpy
 
 import simfs
-from simfs.engine import ResourceLoad
+from simfs.engine import FluidNetwork, ResourceLoad
 from simfs.errors import ProfileError
+from simfs.filesystems.lustre import LustreInstance
+from simfs.hardware.controller import ControllerSpec, PrefetchThrash
 from simfs.hardware.hdd import HddSpec, SeekThrashing, interleaved_stream_factor
+from simfs.hardware.ssd import SsdSpec
 
 DRIVE = HddSpec(sustained_Bps=100e6, average_seek_s=3.5e-3, rpm=15000)  # positioning 3.5 + 2 ms
 
@@ -70,7 +75,9 @@ def test_rpc_window_off_removes_the_cap():
     slow = {"lustre.rpc_latency_s": 1.0}
     capped = simfs.simulate("crtdc-lfs3", "dd if=f of=/dev/null bs=1M count=1000", overrides=slow).phases.iloc[0]
     free = simfs.simulate(
-        "crtdc-lfs3", "dd if=f of=/dev/null bs=1M count=1000", overrides={**slow, "mechanisms.rpc_window": False}
+        "crtdc-lfs3",
+        "dd if=f of=/dev/null bs=1M count=1000",
+        overrides={**slow, "mechanisms.rpc_window": False, "mechanisms.readahead_window": False},
     ).phases.iloc[0]
     assert capped["bottleneck"] == "rpc-window" and free["bottleneck"] == "client-core"
 
@@ -111,7 +118,9 @@ def test_small_direct_writes_pay_read_modify_write_and_the_switch_removes_it():
     settings = {
         "nodes": 2,
         "stripe_count": 1,
-        "overrides": {"mechanisms.hdd_seek": False, "lustre.rpc_latency_s": 1e-6},
+        # The DDN write-back cache would absorb the whole 1 GiB: parity is then paid
+        # only while destaging, after the timed phase.
+        "overrides": {"mechanisms.hdd_seek": False, "mechanisms.controller_cache": False, "lustre.rpc_latency_s": 1e-6},
     }
     on = simfs.simulate("crtdc-lfs3", workload, **settings).phases.iloc[0]
     plain = dict(settings, overrides={**settings["overrides"], "mechanisms.raid_parity": False})
@@ -196,3 +205,167 @@ def test_incast_collapses_ethernet_reads_only_and_can_be_switched_off():
     round_s = 4 * (1 << 20) / 117e6
     assert wide["agg_bw_Bps"] == pytest.approx(117e6 * round_s / (round_s + 0.1), rel=2e-3)
     assert ib["bottleneck"] == "client-core"
+
+
+# -- SSD: IOPS bound and write cliff ---------------------------------------------------
+X25E = SsdSpec(read_Bps=250e6, write_Bps=170e6, read_iops=35000, write_iops=3300, spare_fraction=0.2)
+
+
+def test_ssd_request_cost_is_the_roofline_of_bandwidth_and_iops():
+    # 4 KiB writes: 3300 x 4096 = 13.5 MB/s against 170 MB/s streaming.
+    assert X25E.request_cost("write", 4096) == pytest.approx(170e6 / (3300 * 4096))
+    # The knee is at B / IOPS = 51.5 kB; above it the drive streams.
+    assert X25E.request_cost("write", 65536) == 1.0
+    assert X25E.request_cost("read", 4096) == pytest.approx(250e6 / (35000 * 4096))
+    assert SsdSpec(250e6, 170e6).request_cost("write", 4096) == 1.0  # no IOPS figure: no bound
+
+
+def test_ssd_write_amplification_only_when_preconditioned():
+    assert X25E.write_amplification == 1.0
+    preconditioned = SsdSpec(250e6, 170e6, spare_fraction=0.2, preconditioned=True)
+    assert preconditioned.write_amplification == pytest.approx(1.2 / 0.4)
+    assert SsdSpec(250e6, 170e6, spare_fraction=2.0, preconditioned=True).write_amplification == 1.0
+    with pytest.raises(ValueError, match="spare_fraction"):
+        SsdSpec(250e6, 170e6, preconditioned=True)
+
+
+def test_small_direct_writes_on_one_ssd_ost_are_iops_bound_and_the_switch_removes_it():
+    # 32 ranks write 4 KiB O_DIRECT to OST 0 (4 X25-E in RAID-0): each rank's latency cap is
+    # 4096 B / 1 ms = 4.1 MB/s, 131 MB/s in all, but the OST does 4 x 3300 IOPS = 54.1 MB/s.
+    workload = "ior -a POSIX -F -w --posix.odirect -t 4k -b 4m"
+    setting = {"nodes": 4, "ppn": 8, "stripe_count": 1, "stripe_offset": 0}
+    on = simfs.simulate("crtdc-lfs5", workload, **setting).phases.iloc[0]
+    off = simfs.simulate("crtdc-lfs5", workload, **setting, overrides={"mechanisms.ssd_iops": False}).phases.iloc[0]
+    assert on["bottleneck"] == "ost" and off["bottleneck"] == "direct-io-latency"
+    data = 32 * 4 * (1 << 20)
+    assert data / on["bw_Bps"] == pytest.approx(data / (4 * 3300 * 4096), rel=0.02)
+    assert off["bw_Bps"] == pytest.approx(32 * 4096 / 1e-3, rel=0.02)
+
+
+def test_preconditioned_ssd_ost_writes_at_bandwidth_over_write_amplification():
+    workload = "ior -a POSIX -F -w -e -t 1m -b 1g"
+    setting = {"nodes": 8, "stripe_count": 1, "stripe_offset": 0}
+    fresh = simfs.simulate("crtdc-lfs5", workload, **setting).phases.iloc[0]
+    cliff = simfs.simulate("crtdc-lfs5", workload, **setting, overrides={"ost.ssd.preconditioned": True})
+    row = cliff.phases.iloc[0]
+    assert fresh["bottleneck"] == row["bottleneck"] == "ost"
+    assert fresh["bw_Bps"] == pytest.approx(4 * 170e6, rel=0.01)
+    assert row["bw_Bps"] == pytest.approx(4 * 170e6 / 3.0, rel=0.01)
+    switched_off = simfs.simulate(
+        "crtdc-lfs5",
+        workload,
+        **setting,
+        overrides={"ost.ssd.preconditioned": True, "mechanisms.ssd_write_cliff": False},
+    ).phases.iloc[0]
+    assert switched_off["bw_Bps"] == pytest.approx(fresh["bw_Bps"], rel=1e-9)
+
+
+# -- OSS service threads and client readahead ------------------------------------------
+def test_oss_thread_pool_caps_an_oss_by_littles_law():
+    # 4 threads held 10 ms per 1 MiB RPC: 4 x 1 MiB / 10 ms = 419 MB/s for the one OSS used.
+    workload = "ior -a POSIX -F -w -e -t 1m -b 1g"
+    pool = {"oss.threads": 4, "oss.rpc_service_s": 0.01}
+    setting = {"nodes": 8, "stripe_count": 1, "stripe_offset": 0}
+    row = simfs.simulate("crtdc-lfs5", workload, **setting, overrides=pool).phases.iloc[0]
+    assert row["bottleneck"] == "oss-threads"
+    assert row["bw_Bps"] == pytest.approx(4 * (1 << 20) / 0.01, rel=0.01)
+    off = simfs.simulate(
+        "crtdc-lfs5", workload, **setting, overrides={**pool, "mechanisms.oss_threads": False}
+    ).phases.iloc[0]
+    assert off["bottleneck"] == "ost"
+
+
+def test_readahead_window_is_shared_by_the_readers_of_a_node():
+    # 8 MiB of readahead and a 10 ms round trip: one reader 839 MB/s, four share it (210 each).
+    slow = {"lustre.max_read_ahead_bytes": 8 << 20, "lustre.rpc_latency_s": 0.01, "client.copy_read_Bps": 4e9}
+    workload = "dd if=f of=/dev/null bs=1M count=2000"
+    one = simfs.simulate("crtdc-lfs5", workload, overrides=slow).phases.iloc[0]
+    four = simfs.simulate("crtdc-lfs5", workload, ppn=4, overrides=slow)
+    assert one["bottleneck"] == "readahead-window"
+    assert one["bw_Bps"] == pytest.approx((8 << 20) / 0.01, rel=0.01)
+    assert four.phases.iloc[0]["min_rank_bw_Bps"] == pytest.approx((2 << 20) / 0.01, rel=0.01)
+    off = simfs.simulate("crtdc-lfs5", workload, overrides={**slow, "mechanisms.readahead_window": False})
+    assert off.phases.iloc[0]["bottleneck"] != "readahead-window"
+
+
+# -- controller write-back cache and prefetch thrash -----------------------------------
+def test_write_back_cache_absorbs_the_tail_at_host_speed():
+    # One O_DIRECT writer, 4 GiB to one RAID-6 8+2 OST (8 x 98 MB/s = 784 MB/s): the last
+    # 2.5 GB land in the controller's cache at the controller's 3 GB/s.
+    workload = "ior -a POSIX -F -w --posix.odirect -t 1m -b 4g"
+    fast_rpc = {"lustre.rpc_latency_s": 1e-6}
+    setting = {"stripe_count": 1}
+    row = simfs.simulate("crtdc-lfs3", workload, overrides=fast_rpc, **setting).phases.iloc[0]
+    size, cache = 4 * (1 << 30), 2.5e9
+    # Create in IOR's shared directory holds its lock 1/2000 s; close is one 0.2 ms round trip.
+    metadata = 1 / 2000 + 2e-4
+    assert row["time_s"] == pytest.approx((size - cache) / 784e6 + cache / 3e9 + metadata, rel=1e-6)
+    off = simfs.simulate(
+        "crtdc-lfs3", workload, overrides={**fast_rpc, "mechanisms.controller_cache": False}, **setting
+    ).phases.iloc[0]
+    assert off["time_s"] == pytest.approx(size / 784e6 + metadata, rel=1e-6)
+
+
+def test_write_back_cache_is_shared_by_the_writers_of_a_controller():
+    # 16 writers, one stripe each, on 16 OSTs behind 2 controllers: 8 per controller share
+    # its 2.5 GB, 312.5 MB each.
+    system = simfs.load_system("crtdc-lfs3")
+    fs = LustreInstance(system, FluidNetwork(simpy.Environment()), 1, np.random.default_rng(0))
+    layout = fs.allocate(1, 1 << 20)
+    assert fs.write_back_cache_bytes(layout, np.array([1.0]), {0: 8, 1: 8}) == pytest.approx(2.5e9 / 8)
+    off = simfs.load_system("crtdc-lfs3", {"mechanisms.controller_cache": False})
+    fs_off = LustreInstance(off, FluidNetwork(simpy.Environment()), 1, np.random.default_rng(0))
+    assert fs_off.write_back_cache_bytes(layout, np.array([1.0]), {0: 8, 1: 8}) == 0.0
+
+
+def test_prefetch_waste_hand_values():
+    ddn = ControllerSpec(3e9, prefetch_bytes=4 << 20, cache_segments=8)
+    assert ddn.prefetch_waste(8, 8, 1 << 20) == 0.0  # every stream keeps its segment
+    # 16 streams, 8 segments: half the prefetches are evicted, 4 MiB wasted per 1 MiB read.
+    assert ddn.prefetch_waste(16, 8, 1 << 20) == pytest.approx(0.5 * 4)
+    model = PrefetchThrash(ddn, segments=8, request_bytes=1 << 20)
+    assert model(900e6, ResourceLoad(16, 16, 0)) == pytest.approx(900e6 / 3)
+    assert model(900e6, ResourceLoad(16, 0, 16)) == 900e6  # writes do not prefetch
+    assert ControllerSpec(3e9).prefetch_waste(1000, 0, 1 << 20) == 0.0  # unknown segments: none
+
+
+def test_prefetch_thrash_in_a_run_and_its_switch():
+    # 64 readers on lfs3 (4 stripes each): 16 read streams per OST against 2 segments per OST.
+    thrash = {"controller.cache_segments": 32, "controller.prefetch_bytes": 1 << 20}
+    workload = "dd if=f of=/dev/null bs=1M count=2000"
+    on = simfs.simulate("crtdc-lfs3", workload, nodes=64, overrides=thrash).phases.iloc[0]
+    off = simfs.simulate(
+        "crtdc-lfs3", workload, nodes=64, overrides={**thrash, "mechanisms.controller_prefetch": False}
+    ).phases.iloc[0]
+    assert on["bottleneck"] == "ost"
+    assert on["agg_bw_Bps"] < off["agg_bw_Bps"] * 0.6
+
+
+# -- metadata: directory serialisation -------------------------------------------------
+def test_creates_in_one_directory_serialise_and_unique_directories_scale():
+    # lfs3: 2000 creates/s in one directory; create+close costs 1/5000 + 1/20000 s of the MDS
+    # (4000 items/s); each process has one 0.2 ms round trip per operation in flight.
+    shared = simfs.simulate("crtdc-lfs3", "mdtest -F -C -n 1000", nodes=16).phases.iloc[0]
+    unique = simfs.simulate("crtdc-lfs3", "mdtest -F -C -u -n 1000", nodes=16).phases.iloc[0]
+    off = simfs.simulate(
+        "crtdc-lfs3", "mdtest -F -C -n 1000", nodes=16, overrides={"mechanisms.mds_directory_lock": False}
+    ).phases.iloc[0]
+    assert shared["bottleneck"] == "mds-dir" and shared["ops_per_s"] == pytest.approx(2000, rel=1e-6)
+    assert unique["bottleneck"] == "mds" and unique["ops_per_s"] == pytest.approx(4000, rel=1e-6)
+    assert off["ops_per_s"] == pytest.approx(unique["ops_per_s"], rel=1e-9)
+    one = simfs.simulate("crtdc-lfs3", "mdtest -F -T -u -n 1000").phases.iloc[0]
+    assert one["ops_per_s"] == pytest.approx(1 / 2e-4, rel=1e-6)  # one process: latency-bound stats
+
+
+# -- interference between unsynchronised phases ----------------------------------------
+def test_bonnie_phases_overlap_between_ranks_without_barriers():
+    # 24 files on 16 OSTs: the ranks sharing an OST finish later than those alone.
+    result = simfs.simulate("crtdc-lfs3", "bonnie++ -s 2g -n 0 -f", nodes=24, stripe_count=1, seed=3)
+    ranks = result.ranks
+    writes_end = ranks.loc[ranks["phase"] == "block write", "close_s"]
+    rewrites_start = ranks.loc[ranks["phase"] == "rewrite", "open_s"]
+    # Some rank starts rewriting before the last writer is done: no barrier between phases.
+    assert rewrites_start.min() < writes_end.max()
+    # IOR with the same phases would wait: every read starts after every write ends.
+    ior = simfs.simulate("crtdc-lfs3", "ior -F -t 8k -b 2g", nodes=24, stripe_count=1, seed=3).ranks
+    assert ior.loc[ior["phase"] == "read", "open_s"].min() >= ior.loc[ior["phase"] == "write", "close_s"].max()

@@ -79,8 +79,10 @@ def test_ior_iterations_and_ranks_table():
 
 
 def test_shared_file_spreads_every_rank_over_all_stripes():
-    shared = simfs.simulate("crtdc-lfs3", "ior -t 1m -b 64m -s 4", nodes=4, stripe_count=4)
-    fpp = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -s 4", nodes=4, stripe_count=4)
+    # Without the DDN write-back cache, which would absorb these 1 GiB either way.
+    no_cache = {"mechanisms.controller_cache": False}
+    shared = simfs.simulate("crtdc-lfs3", "ior -t 1m -b 64m -s 4", nodes=4, stripe_count=4, overrides=no_cache)
+    fpp = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -s 4", nodes=4, stripe_count=4, overrides=no_cache)
 
     def ost_bytes(result):
         usage = result.resource_usage

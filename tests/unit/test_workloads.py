@@ -85,3 +85,59 @@ def test_ior_attached_values_and_odirect():
 def test_ior_errors_name_the_option(command, message):
     with pytest.raises(WorkloadError, match=message):
         parse_workload(command)
+
+
+def test_mdtest_phases_follow_mdtest_order():
+    spec = parse_workload("mdtest -n 100 -w 4k -e 4k -i 2 -d /lustre/x")
+    labels = [p.label for p in spec.phases]
+    assert labels == ["dir create", "dir stat", "dir remove", "file create", "file stat", "file read", "file remove"]
+    assert spec.iterations == 2 and spec.tool == "mdtest"
+    create = spec.phases[3]
+    assert create.items_per_rank == 100 and create.bytes_per_rank == 100 * 4096 and create.shared_directory
+    assert spec.phases[0].bytes_per_rank == 0  # mkdir writes no data
+
+
+def test_mdtest_selected_phases_and_unique_directories():
+    spec = parse_workload("mdtest -F -C -T -r -u -n 50")
+    assert [p.label for p in spec.phases] == ["file create", "file stat", "file remove"]
+    assert not any(p.shared_directory for p in spec.phases)
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        ("mdtest -F", "-n ITEMS is required"),
+        ("mdtest -n 0", "-n 0: expected a positive integer"),
+        ("mdtest -n 10 -F -D", "exclude each other"),
+        ("mdtest -n 10 -L", "unsupported option '-L'"),
+        ("mdtest -n 10 -w 4q", "-w 4q"),
+    ],
+)
+def test_mdtest_errors_name_the_option(command, message):
+    with pytest.raises(WorkloadError, match=message):
+        parse_workload(command)
+
+
+def test_bonnie_seed_form():
+    spec = parse_workload("bonnie++ -d /lfs3/x -s 48g -n 0 -f -u root")
+    assert [p.label for p in spec.phases] == ["block write", "rewrite", "block read"]
+    assert spec.phases[0].bytes_per_rank == 48 << 30 and spec.phases[0].transfer_size_bytes == 8192
+    assert not spec.synchronized and spec.aggregate == "sum_of_ranks"
+    # Size in MiB by default, with a chunk size after the colon.
+    assert parse_workload("bonnie++ -s 2048:64k -n 0 -f").phases[0].transfer_size_bytes == 65536
+    assert parse_workload("bonnie++ -s 2048 -n 0 -f").phases[0].bytes_per_rank == 2 << 30
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        ("bonnie++ -s 1g -n 0", "per-character tests are not modelled: add -f"),
+        ("bonnie++ -s 1g -n 16 -f", "-n: file-creation tests"),
+        ("bonnie++ -n 0 -f", "-s SIZE is required"),
+        ("bonnie++ -s 1g -n 0 -f -b", "unsupported option '-b'"),
+        ("bonnie++ -s 1g -n 0 -f -x 0", "-x 0"),
+    ],
+)
+def test_bonnie_errors_name_the_option(command, message):
+    with pytest.raises(WorkloadError, match=message):
+        parse_workload(command)

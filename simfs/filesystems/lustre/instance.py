@@ -12,7 +12,10 @@ a read byte costs ``write_Bps / read_Bps`` of it, so that mixed traffic shares o
 
 Rate caps (per rank): one core's copy rate for buffered I/O; the RPC window
 ``touched_osts x max_rpcs_in_flight x rpc_size / rpc_latency`` (Little's law: at most
-that many bytes in flight per round trip); for O_DIRECT one transfer per round trip.
+that many bytes in flight per round trip); for buffered reads the readahead window,
+``max_read_ahead_bytes / readers on the node / rpc_latency`` (the client's readahead
+budget is shared by the files it reads, and a reader can have no more in flight than it
+has read ahead); for O_DIRECT one transfer per round trip.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from simfs.engine import Flow, FluidNetwork, Path, Resource
+from simfs.engine.resource import combine_load_models
 from simfs.filesystems.lustre.layout import Layout, OstAllocator
 from simfs.filesystems.lustre.system import LustreSystem
-from simfs.hardware import ClientNode, HddSpec, Server, SwitchSpec
+from simfs.hardware import ClientNode, HddSpec, Server, SsdSpec, SwitchSpec
+from simfs.hardware.controller import PrefetchThrash
 from simfs.hardware.hdd import SeekThrashing
 from simfs.hardware.incast import incast_goodput_factor
 
@@ -61,11 +66,19 @@ class LustreInstance:
         )
         self.fabric = fabric.core_resource()
         self.mds = Resource("mds.service", 1.0, kind="mds", unit="s")
+        # One shared directory at most per run: unique directories never contend.
+        self.shared_directory = Resource("mds.shared-directory", system.mds.dir_update_per_s, kind="mds-dir", unit="op")
         self.oss: list[Server] = [system.oss.build(f"oss{i}", "oss") for i in range(system.oss_count)]
         ost_capacity = system.ost.bandwidth_Bps("write")
         thrash = None
         if system.mechanisms["hdd_seek"] and isinstance(system.ost.drive, HddSpec):
             thrash = SeekThrashing(system.ost.drive, system.read_visit_bytes, system.write_visit_bytes)
+        prefetch = None
+        if system.mechanisms["controller_prefetch"] and system.controller is not None:
+            segments_per_ost = system.controller.cache_segments * system.controller_total / system.ost_count
+            read_request = min(system.tunables.rpc_size_bytes, system.tunables.stripe_size_bytes)
+            prefetch = PrefetchThrash(system.controller, segments_per_ost, read_request)
+        thrash = combine_load_models(thrash, prefetch)
         self.osts = [
             Resource(f"ost{i}", ost_capacity * system.ost_capacity_factor(i), kind="ost", load_model=thrash)
             for i in range(system.ost_count)
@@ -85,6 +98,7 @@ class LustreInstance:
             network.add_all(client.resources)
         network.add(self.fabric)
         network.add(self.mds)
+        network.add(self.shared_directory)
         for server in self.oss:
             network.add_all(server.resources)
         network.add_all(self.osts)
@@ -94,12 +108,23 @@ class LustreInstance:
         self.allocator = OstAllocator([system.oss_of_ost(i) for i in range(system.ost_count)], offset, rng)
 
     # -- metadata -----------------------------------------------------------------------
-    def metadata(self, op: str, tag: int = 0) -> Flow:
-        """One metadata RPC (``create``, ``open``, ``close``) served by the MDS."""
+    def metadata(self, op: str, tag: int = 0, *, items: int = 1, shared_directory: bool = False) -> Flow:
+        """``items`` metadata operations of one process, one at a time.
+
+        ``op`` is an MDS operation (``create``, ``open``, ``close``, ``stat``,
+        ``remove``) or several joined by ``+`` (``"create+close"``: both per item, each a
+        round trip).  Creates and removes in a ``shared_directory`` also hold its lock.
+        """
+        mds = self.system.mds
+        ops = op.split("+")
+        path: list[tuple[Resource, float]] = [(self.mds, sum(1.0 / mds.rate(o) for o in ops))]
+        updates = sum(o in ("create", "remove") for o in ops)
+        if shared_directory and updates and self.system.mechanisms["mds_directory_lock"]:
+            path.append((self.shared_directory, float(updates)))
         return self.network.transfer(
-            1.0,
-            [(self.mds, 1.0 / self.system.mds.rate(op))],
-            rate_cap=1.0 / self.system.tunables.metadata_latency_s,
+            float(items),
+            path,
+            rate_cap=1.0 / (len(ops) * self.system.tunables.metadata_latency_s),
             name=f"mds.{op}",
             tag=tag,
         )
@@ -117,15 +142,19 @@ class LustreInstance:
         *,
         copy: bool,
         network: bool = True,
+        disk: bool = True,
         request_bytes: float | None = None,
         lock_handoffs_per_byte: float = 0.0,
     ) -> Path:
         """The path of a rank's data on ``node``; ``stripe_share`` sums to 1.
 
-        ``copy`` includes the client core's copy (buffered I/O); ``network=False`` gives
-        the copy alone (bytes landing in the page cache).  ``request_bytes`` is the size
-        of the requests reaching the OSTs (default: a bulk RPC, at most a stripe); RAID
-        sets charge partial-stripe writes their read-modify-write cost.
+        The path has three parts, each of which can be left out to model a buffer
+        between them: ``copy``, the client core's copy (buffered I/O); ``network``, from
+        the client NIC through the OSS to the controller; ``disk``, the OST devices.
+        (``copy`` alone: bytes landing in the page cache; ``copy`` and ``network``: bytes
+        landing in a controller's write-back cache; ``disk`` alone: its destaging.)
+        ``request_bytes`` is the size of the requests reaching the OSTs (default: a bulk
+        RPC, at most a stripe); it sets the RAID, SSD and OSS-thread costs.
         ``lock_handoffs_per_byte`` loads the OSTs' extent-lock resources (shared-file
         writes, ``locks.py``).
         """
@@ -133,32 +162,69 @@ class LustreInstance:
         path: list[tuple[Resource, float]] = []
         if copy:
             path.append((client.cpu, 1.0 / client.spec.copy_Bps(op)))
-        if not network:
-            return path
-        path.append((client.nic_tx if op == "write" else client.nic_rx, 1.0 / self._incast(layout, stripe_share, op)))
-        if self.system.mechanisms["fabric_oversubscription"]:
-            path.append((self.fabric, 1.0))
+        request = request_bytes or self.request_bytes(layout)
+        if network:
+            nic = client.nic_tx if op == "write" else client.nic_rx
+            path.append((nic, 1.0 / self._incast(layout, stripe_share, op)))
+            if self.system.mechanisms["fabric_oversubscription"]:
+                path.append((self.fabric, 1.0))
+        threads = self.system.oss.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
+        ost_weight = self.ost_cost(op, request)
         oss_share: dict[int, float] = defaultdict(float)
-        if op == "write":
-            request = request_bytes or self.request_bytes(layout)
-            ost_weight = self.system.ost.write_cost(request) if self.system.mechanisms["raid_parity"] else 1.0
-        else:
-            ost_weight = self.ost_read_weight
         for k, share in enumerate(stripe_share):
             if share <= 0:
                 continue
             ost = layout.osts[k]
             oss_share[self.system.oss_of_ost(ost)] += share
-            if self.controllers:
+            if network and self.controllers:
                 path.append((self.controllers[self.system.controller_of_ost(ost)], share))
-            path.append((self.osts[ost], share * ost_weight))
-            if lock_handoffs_per_byte > 0:
+            if network and lock_handoffs_per_byte > 0:
                 path.append((self.locks[ost], share * lock_handoffs_per_byte))
-        for oss_index, share in oss_share.items():
-            server = self.oss[oss_index]
-            path.append((server.nic_rx if op == "write" else server.nic_tx, share))
-            path.append((server.cpu, share))
+            if disk:
+                path.append((self.osts[ost], share * ost_weight))
+        if network:
+            for oss_index, share in oss_share.items():
+                server = self.oss[oss_index]
+                path.append((server.nic_rx if op == "write" else server.nic_tx, share))
+                path.append((server.cpu, share))
+                if threads > 0:
+                    path.append((server.threads, share * threads))
         return path
+
+    def write_back_cache_bytes(self, layout: Layout, stripe_share: np.ndarray, writers: dict[int, int]) -> float:
+        """Bytes of a rank's write its controllers' write-back caches absorb: each
+        controller's cache shared evenly by the ``writers`` (per controller index) using
+        it, taken in proportion to the rank's bytes there (0 with the mechanism off)."""
+        controller = self.system.controller
+        if controller is None or not controller.cache_bytes or not self.system.mechanisms["controller_cache"]:
+            return 0.0
+        absorbed = 0.0
+        for k, share in enumerate(stripe_share):
+            if share > 0:
+                index = self.system.controller_of_ost(layout.osts[k])
+                absorbed += share * controller.cache_bytes / max(1, writers.get(index, 1))
+        return absorbed
+
+    def controllers_of(self, layout: Layout) -> set[int]:
+        return {self.system.controller_of_ost(ost) for ost in layout.osts}
+
+    def ost_cost(self, op: str, request_bytes: float) -> float:
+        """OST capacity used per byte of ``op`` in ``request_bytes`` requests.
+
+        The capacity is the set's write bandwidth; a read byte costs write/read of it.
+        RAID parity (read-modify-write), an SSD's IOPS bound and its write cliff each
+        multiply the cost when their mechanism is on.
+        """
+        ost, mechanisms = self.system.ost, self.system.mechanisms
+        cost = 1.0 if op == "write" else self.ost_read_weight
+        if op == "write" and mechanisms["raid_parity"]:
+            cost *= ost.write_cost(request_bytes)
+        if isinstance(ost.drive, SsdSpec):
+            if mechanisms["ssd_iops"]:
+                cost *= ost.drive.request_cost(op, ost.drive_request_bytes(request_bytes))
+            if op == "write" and mechanisms["ssd_write_cliff"]:
+                cost *= ost.drive.write_amplification
+        return cost
 
     def request_bytes(self, layout: Layout, direct_transfer_bytes: int | None = None) -> int:
         """Size of the requests that reach an OST: a bulk RPC for buffered I/O, each
@@ -182,7 +248,14 @@ class LustreInstance:
         )
 
     def rate_cap(
-        self, layout: Layout, stripe_share: np.ndarray, op: str, *, direct: bool, transfer_size_bytes: int
+        self,
+        layout: Layout,
+        stripe_share: np.ndarray,
+        op: str,
+        *,
+        direct: bool,
+        transfer_size_bytes: int,
+        readers_on_node: int = 1,
     ) -> RateCap:
         """The tightest per-rank cap and its reason."""
         t = self.system.tunables
@@ -192,6 +265,9 @@ class LustreInstance:
         else:
             caps.append(RateCap(self.system.client.copy_Bps(op), "client-core"))
             caps.append(RateCap(self.rpc_window_Bps(stripe_share), "rpc-window"))
+            if op == "read" and self.system.mechanisms["readahead_window"]:
+                window = t.max_read_ahead_bytes / readers_on_node
+                caps.append(RateCap(window / t.rpc_latency_s, "readahead-window"))
         return min(caps, key=lambda cap: cap.rate_Bps)
 
     def rpc_window_Bps(self, stripe_share: np.ndarray) -> float:

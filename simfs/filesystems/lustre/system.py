@@ -43,6 +43,7 @@ class LustreTunables:
     rpc_latency_s: round trip of one bulk RPC without queueing (network + server).
     metadata_latency_s: round trip of one metadata RPC without queueing.
     lock_handoff_s: time to call an extent lock back from one client and grant it to another.
+    max_read_ahead_bytes: a client's readahead budget, shared by the files it reads.
     """
 
     stripe_count: int
@@ -54,18 +55,38 @@ class LustreTunables:
     rpc_latency_s: float
     metadata_latency_s: float
     lock_handoff_s: float = 1e-3
+    max_read_ahead_bytes: int = 41_943_040
 
 
 @dataclass(frozen=True)
 class MdsSpec:
-    """Metadata service rates (operations/s of one MDS) for create, open and close."""
+    """Metadata service rates (operations/s of one MDS) for create, open, close, stat and
+    remove, and ``dir_update_per_s``: creates and removes per second within one
+    directory.
+
+    Directory serialisation.  ldiskfs in Lustre 1.x takes one lock per directory for
+    every entry insert or delete (parallel directory operations, "pdirops", arrived in
+    Lustre 2.2), so creates in a shared directory are served one at a time, each holding
+    the lock for ``1 / dir_update_per_s`` however many MDS threads are free (the
+    Lustre 2.2 change log and LU-50 describe the single-lock behaviour pdirops removed).
+    A unique directory per process (mdtest ``-u``) avoids it.
+    """
 
     create_per_s: float
     open_per_s: float
     close_per_s: float
+    stat_per_s: float
+    remove_per_s: float
+    dir_update_per_s: float
 
     def rate(self, op: str) -> float:
-        return {"create": self.create_per_s, "open": self.open_per_s, "close": self.close_per_s}[op]
+        return {
+            "create": self.create_per_s,
+            "open": self.open_per_s,
+            "close": self.close_per_s,
+            "stat": self.stat_per_s,
+            "remove": self.remove_per_s,
+        }[op]
 
 
 @dataclass(frozen=True)
@@ -153,7 +174,12 @@ class LustreSystem:
                 copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
                 dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
             )
-            oss = ServerSpec(network=link("oss.network"), cpu_Bps=profile.number("oss.cpu_Bps", positive=True))
+            oss = ServerSpec(
+                network=link("oss.network"),
+                cpu_Bps=profile.number("oss.cpu_Bps", positive=True),
+                threads=profile.number("oss.threads", 512, integer=True, positive=True),
+                rpc_service_s=profile.number("oss.rpc_service_s", 0.0, minimum=0),
+            )
             drive_kind = profile.string("ost.drive", choices={"hdd", "ssd"})
             drive = _hdd(profile) if drive_kind == "hdd" else _ssd(profile)
             ost = RaidSet(
@@ -163,9 +189,7 @@ class LustreSystem:
                 chunk_bytes=profile.number("ost.chunk_bytes", 0, integer=True, minimum=0),
             )
             failed = _failed_osts(profile)
-            rebuilding = profile.raw("ost.rebuilding", False)
-            if not isinstance(rebuilding, bool):
-                raise ProfileError(f"{profile.origin}: ost.rebuilding: expected true or false")
+            rebuilding = profile.boolean("ost.rebuilding", False)
             rebuild_fraction = profile.number("ost.rebuild_fraction", 0.3, minimum=0, maximum=0.95)
             if failed:
                 ost.state_factor("rebuilding" if rebuilding else "degraded", rebuild_fraction)
@@ -173,7 +197,12 @@ class LustreSystem:
             controller_count = 1
             controller_attached = "shared"
             if profile.has("controller"):
-                controller = ControllerSpec(profile.number("controller.bandwidth_Bps", positive=True))
+                controller = ControllerSpec(
+                    bandwidth_Bps=profile.number("controller.bandwidth_Bps", positive=True),
+                    cache_bytes=profile.number("controller.cache_bytes", 0, minimum=0),
+                    prefetch_bytes=profile.number("controller.prefetch_bytes", 0, minimum=0),
+                    cache_segments=profile.number("controller.cache_segments", 0, integer=True, minimum=0),
+                )
                 controller_count = profile.number("controller.count", integer=True, positive=True)
                 controller_attached = profile.string("controller.attached", "shared", choices={"shared", "per-oss"})
         except ValueError as exc:  # a spec's own check, naming its field
@@ -189,6 +218,7 @@ class LustreSystem:
             rpc_latency_s=profile.number("lustre.rpc_latency_s", positive=True),
             metadata_latency_s=profile.number("lustre.metadata_latency_s", positive=True),
             lock_handoff_s=profile.number("lustre.lock_handoff_s", 1e-3, positive=True),
+            max_read_ahead_bytes=profile.number("lustre.max_read_ahead_bytes", 41_943_040, integer=True, positive=True),
         )
         if tunables.stripe_size_bytes % 65536:
             raise ProfileError(f"{profile.origin}: lustre.stripe_size_bytes: expected a multiple of 65536")
@@ -205,6 +235,13 @@ class LustreSystem:
                 create_per_s=profile.number("mds.create_per_s", positive=True),
                 open_per_s=profile.number("mds.open_per_s", positive=True),
                 close_per_s=profile.number("mds.close_per_s", positive=True),
+                # Absent: a stat costs an open, a remove a create, and one directory
+                # takes creates as fast as the MDS (no extra serialisation).
+                stat_per_s=profile.number("mds.stat_per_s", profile.number("mds.open_per_s"), positive=True),
+                remove_per_s=profile.number("mds.remove_per_s", profile.number("mds.create_per_s"), positive=True),
+                dir_update_per_s=profile.number(
+                    "mds.dir_update_per_s", profile.number("mds.create_per_s"), positive=True
+                ),
             ),
             oss=oss,
             oss_count=profile.number("oss.count", integer=True, positive=True),
@@ -253,9 +290,11 @@ class LustreSystem:
             f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
             f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
             f"  MDS: create {self.mds.create_per_s:g}/s, open {self.mds.open_per_s:g}/s, "
-            f"close {self.mds.close_per_s:g}/s",
+            f"close {self.mds.close_per_s:g}/s, stat {self.mds.stat_per_s:g}/s, remove {self.mds.remove_per_s:g}/s; "
+            f"{self.mds.dir_update_per_s:g} creates or removes/s in one directory",
             f"  OSS: {self.oss_count} x ({self.oss.network.name} {self.oss.network.bandwidth_Bps / 1e9:.3g} GB/s, "
-            f"CPU {self.oss.cpu_Bps / 1e9:.3g} GB/s), {self.osts_per_oss} OST(s) each",
+            f"CPU {self.oss.cpu_Bps / 1e9:.3g} GB/s, {self.oss.threads} service threads), "
+            f"{self.osts_per_oss} OST(s) each",
             f"  OST: {self.ost_count} x {self.ost.level} of {self.ost.disk_count} {_drive_name(self.ost.drive)} "
             f"= {ost_write / 1e6:.0f}/{ost_read / 1e6:.0f} MB/s write/read",
         ]
@@ -265,6 +304,12 @@ class LustreSystem:
                 f"  controllers: {self.controller_count} {where} x "
                 f"{self.controller.bandwidth_Bps / 1e9:.3g} GB/s ({self.controller_total} in all)"
             )
+            if self.controller.cache_bytes or self.controller.cache_segments:
+                lines.append(
+                    f"  controller cache: {format_bytes(self.controller.cache_bytes)} write-back each, "
+                    f"{self.controller.cache_segments or 'unknown'} prefetch segments of "
+                    f"{format_bytes(self.controller.prefetch_bytes)}"
+                )
         if isinstance(self.ost.drive, HddSpec):
             lines.append(
                 f"  seek thrashing: positioning {self.ost.drive.positioning_s * 1e3:.3g} ms, visits "
@@ -346,6 +391,8 @@ def _ssd(profile: Profile) -> SsdSpec:
         write_Bps=profile.number("ost.ssd.write_Bps", positive=True),
         read_iops=profile.number("ost.ssd.read_iops", 0.0, minimum=0),
         write_iops=profile.number("ost.ssd.write_iops", 0.0, minimum=0),
+        spare_fraction=profile.number("ost.ssd.spare_fraction", 0.0, minimum=0),
+        preconditioned=profile.boolean("ost.ssd.preconditioned", False),
     )
 
 

@@ -1,0 +1,105 @@
+"""mdtest command lines: metadata phases (create, stat, read, remove) over many items.
+
+Supported options (mdtest 3.x/4.x names, ``mdtest -h``):
+
+=====================  =================================================================
+``-n N``               items per rank (required)
+``-F`` / ``-D``        files only / directories only (default: both, one phase each)
+``-C`` ``-T`` ``-E``   create / stat / read phase only (with ``-r``: remove); none of
+``-r``                 ``-C -T -E -r`` given: create, stat, read (files) and remove
+``-u``                 a unique working directory per rank (default: all ranks share one)
+``-w BYTES``           bytes written into each file on create
+``-e BYTES``           bytes read from each file in the read phase
+``-i N``               iterations
+``-d PATH``            test directory (used by the runner; ignored by the simulator)
+``-v``, ``-vv``, ...   verbosity: no effect
+=====================  =================================================================
+
+Every phase is timed between barriers and reported as items per second over the
+phase's makespan, as mdtest's SUMMARY does.  ``-w`` and ``-e`` sizes take k, m, g
+suffixes (powers of 1024).
+"""
+
+from __future__ import annotations
+
+from simfs.errors import WorkloadError
+from simfs.units import parse_ior_size
+from simfs.workloads.spec import PhaseSpec, WorkloadSpec
+
+_FLAGS = {"-F", "-D", "-C", "-T", "-E", "-r", "-u"}
+_VALUED = {"-n", "-w", "-e", "-i", "-d"}
+_VERBOSITY = {"-v", "-vv", "-vvv"}
+
+
+def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
+    flags: set[str] = set()
+    values: dict[str, str] = {}
+    position = 0
+    while position < len(args):
+        arg = args[position]
+        position += 1
+        if arg in _FLAGS:
+            flags.add(arg)
+        elif arg in _VERBOSITY:
+            continue
+        elif arg[:2] in _VALUED:
+            name, value = arg[:2], arg[2:]
+            if not value:
+                if position >= len(args):
+                    raise WorkloadError(f"mdtest: option {name} needs a value")
+                value = args[position]
+                position += 1
+            values[name] = value
+        else:
+            raise WorkloadError(f"mdtest: unsupported option {arg!r} (see simfs.workloads.mdtest for the subset)")
+    if "-n" not in values:
+        raise WorkloadError("mdtest: -n ITEMS is required (items per rank)")
+    items = _count(values, "-n")
+    iterations = _count(values, "-i") if "-i" in values else 1
+    write_bytes = _size(values, "-w")
+    read_bytes = _size(values, "-e")
+    if "-F" in flags and "-D" in flags:
+        raise WorkloadError("mdtest: -F and -D exclude each other (files only / directories only)")
+    kinds = ["dir"] if "-D" in flags else ["file"] if "-F" in flags else ["dir", "file"]
+    chosen = flags & {"-C", "-T", "-E", "-r"}
+    steps = [s for s, flag in (("create", "-C"), ("stat", "-T"), ("read", "-E"), ("remove", "-r")) if flag in chosen]
+    if not chosen:
+        steps = ["create", "stat", "read", "remove"]
+    phases = []
+    for kind in kinds:
+        for step in steps:
+            if step == "read" and kind == "dir":
+                continue  # mdtest reads files only
+            data = write_bytes if step == "create" else read_bytes if step == "read" else 0
+            if kind == "dir" and step == "create":
+                data = 0
+            phases.append(
+                PhaseSpec(
+                    step,
+                    bytes_per_rank=items * data,
+                    transfer_size_bytes=max(data, 1),
+                    label=f"{kind} {step}",
+                    items_per_rank=items,
+                    shared_directory="-u" not in flags,
+                )
+            )
+    options = {"items": items, "write_bytes": write_bytes, "read_bytes": read_bytes, "path": values.get("-d")}
+    return WorkloadSpec("mdtest", command, tuple(phases), iterations=iterations, aggregate="makespan", options=options)
+
+
+def _count(values: dict[str, str], name: str) -> int:
+    text = values[name]
+    if not text.isdigit() or int(text) < 1:
+        raise WorkloadError(f"mdtest: {name} {text}: expected a positive integer")
+    return int(text)
+
+
+def _size(values: dict[str, str], name: str) -> int:
+    text = values.get(name, "0")
+    try:
+        size = parse_ior_size(text)
+    except ValueError as exc:
+        raise WorkloadError(f"mdtest: {name} {text}: {exc}") from None
+    if size < 0:
+        raise WorkloadError(f"mdtest: {name} {text}: expected a non-negative size")
+    return size
