@@ -305,16 +305,21 @@ class LustreSystem:
                 f"{self.controller.bandwidth_Bps / 1e9:.3g} GB/s ({self.controller_total} in all)"
             )
             if self.controller.cache_bytes or self.controller.cache_segments:
+                prefetch = (
+                    f"{self.controller.cache_segments} prefetch segments of {format_bytes(self.controller.prefetch_bytes)}"
+                    if self.controller.cache_segments and self.controller.prefetch_bytes
+                    else "prefetch not modelled (segments unknown)"
+                )
                 lines.append(
-                    f"  controller cache: {format_bytes(self.controller.cache_bytes)} write-back each, "
-                    f"{self.controller.cache_segments or 'unknown'} prefetch segments of "
-                    f"{format_bytes(self.controller.prefetch_bytes)}"
+                    f"  controller cache: {format_bytes(self.controller.cache_bytes)} write-back each; {prefetch}"
                 )
         if isinstance(self.ost.drive, HddSpec):
             lines.append(
                 f"  seek thrashing: positioning {self.ost.drive.positioning_s * 1e3:.3g} ms, visits "
                 f"{format_bytes(self.read_visit_bytes)} read / {format_bytes(self.write_visit_bytes)} write per drive"
             )
+        if isinstance(self.ost.drive, SsdSpec) and self.ost.drive.preconditioned:
+            lines.append(f"  SSDs preconditioned: write amplification {self.ost.drive.write_amplification:.3g}")
         if self.failed_drive_osts:
             factor = self.ost.state_factor(self.ost_state, self.rebuild_fraction)
             lines.append(
