@@ -11,6 +11,7 @@ from simfs.filesystems.lustre import LustreInstance
 from simfs.hardware.controller import ControllerSpec, PrefetchThrash
 from simfs.hardware.hdd import HddSpec, SeekThrashing, interleaved_stream_factor
 from simfs.hardware.ssd import SsdSpec
+from simfs.mechanisms import MECHANISMS
 
 DRIVE = HddSpec(sustained_Bps=100e6, average_seek_s=3.5e-3, rpm=15000)  # positioning 3.5 + 2 ms
 
@@ -55,14 +56,26 @@ def test_whole_run_on_lfs4_matches_the_factor():
 
 
 def test_every_mechanism_off_is_the_plain_bandwidth_model():
-    off = {f"mechanisms.{m}": False for m in ("hdd_seek", "dirty_limit", "rpc_window", "fabric_oversubscription")}
+    off = {f"mechanisms.{m}": False for m in MECHANISMS}
     result = simfs.simulate("crtdc-lfs3", "dd if=/dev/zero of=f bs=1M count=48000", nodes=64, overrides=off)
     row = result.phases.iloc[0]
-    # No dirty tail, no thrash: 64 writers share the two 3 GB/s controllers evenly.
+    # No dirty tail, no cache, no thrash: 64 writers share the two 3 GB/s controllers evenly.
     md = 64 / 5000 + 64 / 20000
     assert row["time_s"] == pytest.approx(64 * 48000 * (1 << 20) / 6e9 + md, rel=1e-9)
     usage = result.resource_usage
     assert usage.loc[usage["kind"] == "fabric", "served"].sum() == 0  # the fabric is off the path
+
+
+def test_every_mechanism_off_on_ssds_and_small_requests_is_the_plain_bandwidth_model():
+    # 4 KiB direct writes from 768 ranks to lfs5: with everything off only fixed capacities
+    # and the per-rank latency cap remain: 768 x 4096 B / 1 ms = 3.1 GB/s, under every OST.
+    off = {f"mechanisms.{m}": False for m in MECHANISMS}
+    workload = "ior -a POSIX -F -w --posix.odirect -t 4k -b 4m"
+    row = simfs.simulate("crtdc-lfs5", workload, nodes=64, ppn=12, overrides=off).phases.iloc[0]
+    assert row["bottleneck"] == "direct-io-latency"
+    data_time = (4 << 20) / (4096 / 1e-3)
+    metadata = 768 / 5000 + 768 / 20000  # all creates, then all closes, queue at the MDS
+    assert row["time_s"] == pytest.approx(data_time + metadata, rel=1e-9)
 
 
 def test_dirty_limit_off_means_the_application_waits_for_the_network():
