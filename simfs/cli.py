@@ -128,7 +128,8 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="override an experiment setting (nodes, ppn, stripe_count, stripe_size, stripe_offset, "
-        "seed) or any profile field (oss.count=16, client.network=1gbe); repeatable",
+        "seed, background, background_nodes, background_ppn) or any profile field (oss.count=16, "
+        "client.network=1gbe); repeatable",
     )
 
 

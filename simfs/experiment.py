@@ -12,7 +12,16 @@ key                meaning                                                    de
 ``stripe_size``    stripe size (bytes, or IOR-style ``1m``, ``64k``)           profile
 ``stripe_offset``  -1: MDS round robin from a random start; i: fixed first OST profile
 ``seed``           seed of every random choice in the run                     0
+``background``     another job's command line, run at the same time on        none
+                   other nodes (interference; its phases are labelled
+                   ``background ...``)
+``background_nodes``  client nodes of the background job (after ``nodes``)    0
+``background_ppn`` processes per node of the background job                   1
 =================  =========================================================  ==========
+
+A background job starts with the main one, on nodes ``nodes .. nodes +
+background_nodes - 1``, with its own barriers; it runs its workload once.  Sweeping
+``background_nodes=0,8,16`` shows what a neighbour does to a job.
 """
 
 from __future__ import annotations
@@ -23,7 +32,17 @@ from typing import Any
 from simfs.errors import ExperimentError
 from simfs.units import parse_ior_size
 
-EXPERIMENT_KEYS = ("nodes", "ppn", "stripe_count", "stripe_size", "stripe_offset", "seed")
+EXPERIMENT_KEYS = (
+    "nodes",
+    "ppn",
+    "stripe_count",
+    "stripe_size",
+    "stripe_offset",
+    "seed",
+    "background",
+    "background_nodes",
+    "background_ppn",
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +53,9 @@ class Experiment:
     stripe_size: int | None = None
     stripe_offset: int | None = None
     seed: int = 0
+    background: str | None = None
+    background_nodes: int = 0
+    background_ppn: int = 1
 
     def __post_init__(self) -> None:
         for name in ("nodes", "ppn"):
@@ -50,6 +72,22 @@ class Experiment:
             raise ExperimentError(f"stripe_offset: expected -1 or an OST index, got {self.stripe_offset!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ExperimentError(f"seed: expected a non-negative integer, got {self.seed!r}")
+        if self.background is not None and (not isinstance(self.background, str) or not self.background.strip()):
+            raise ExperimentError(f"background: expected a workload command line, got {self.background!r}")
+        if (
+            isinstance(self.background_nodes, bool)
+            or not isinstance(self.background_nodes, int)
+            or self.background_nodes < 0
+        ):
+            raise ExperimentError(f"background_nodes: expected a non-negative integer, got {self.background_nodes!r}")
+        if isinstance(self.background_ppn, bool) or not isinstance(self.background_ppn, int) or self.background_ppn < 1:
+            raise ExperimentError(f"background_ppn: expected a positive integer, got {self.background_ppn!r}")
+        if self.background_nodes and self.background is None:
+            raise ExperimentError("background_nodes: set background to the job's command line as well")
+
+    @property
+    def has_background(self) -> bool:
+        return bool(self.background) and self.background_nodes > 0
 
     @property
     def ranks(self) -> int:
@@ -66,7 +104,10 @@ class Experiment:
                 )
             if value is None:
                 continue
-            values[key] = _size(key, value) if key == "stripe_size" else _integer(key, value)
+            if key == "background":
+                values[key] = str(value)
+            else:
+                values[key] = _size(key, value) if key == "stripe_size" else _integer(key, value)
         return cls(**values)
 
     def as_dict(self) -> dict[str, Any]:

@@ -69,6 +69,8 @@ class Result:
     #: Per resource: name, kind, unit, capacity_per_s, served (work units over the run).
     resource_usage: pd.DataFrame | None = None
     solves: int = 0
+    #: The concurrent background job (``Experiment.background``), phases labelled ``background ...``.
+    background_workload: WorkloadSpec | None = None
 
     def run_columns(self) -> dict[str, Any]:
         """Columns that identify the run in every table."""
@@ -99,10 +101,14 @@ class Result:
         groups: dict[tuple[int, str], list[RankRecord]] = {}
         for record in self.rank_records:
             groups.setdefault((record.iteration, record.phase), []).append(record)
-        order = {spec.label: i for i, spec in enumerate(self.workload.phases)}
+        jobs = [self.workload] + ([self.background_workload] if self.background_workload else [])
+        order = {spec.label: i for job in jobs for i, spec in enumerate(job.phases)}
+        background = {spec.label for spec in self.background_workload.phases} if self.background_workload else set()
         bottlenecks = {(a.iteration, a.phase): a.bottleneck for a in self.attribution}
         rows = []
-        for (iteration, phase), records in sorted(groups.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 0))):
+        for (iteration, phase), records in sorted(
+            groups.items(), key=lambda kv: (kv[0][0], kv[0][1] in background, order.get(kv[0][1], 0))
+        ):
             sizes = np.array([r.bytes for r in records], dtype=float)
             opens = np.array([r.open_s for r in records])
             closes = np.array([r.close_s for r in records])
@@ -112,7 +118,12 @@ class Result:
             elapsed = float(closes.max() - opens.min())
             bw = total / elapsed
             sum_rank = float(rank_bw.sum())
-            aggregate = sum_rank if self.workload.aggregate == "sum_of_ranks" else bw
+            job, nodes = (
+                (self.background_workload, self.experiment.background_nodes)
+                if phase in background
+                else (self.workload, self.experiment.nodes)
+            )
+            aggregate = sum_rank if job.aggregate == "sum_of_ranks" else bw
             limiter, share = bottlenecks.get((iteration, phase), ("", 0.0))
             rows.append(
                 {
@@ -126,7 +137,7 @@ class Result:
                     "bw_Bps": bw,
                     "sum_rank_bw_Bps": sum_rank,
                     "agg_bw_Bps": aggregate,
-                    "per_node_bw_Bps": aggregate / self.experiment.nodes,
+                    "per_node_bw_Bps": aggregate / nodes,
                     "rank_mean_bw_Bps": float(rank_bw.mean()),
                     "min_rank_bw_Bps": float(rank_bw.min()),
                     "min_rank_agg_bw_Bps": float(rank_bw.min()) * len(records),

@@ -15,6 +15,7 @@ drives.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ import simpy
 
 from simfs.engine import READ, WRITE, FluidNetwork
 from simfs.engine.barrier import Barrier
-from simfs.errors import ExperimentError
+from simfs.errors import ExperimentError, WorkloadError
 from simfs.experiment import Experiment
 from simfs.filesystems.lustre import (
     Layout,
@@ -33,6 +34,7 @@ from simfs.filesystems.lustre import (
 )
 from simfs.filesystems.lustre.locks import conflict_probability
 from simfs.results import PhaseAttribution, RankRecord, Result
+from simfs.workloads import parse_workload
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 
@@ -45,9 +47,11 @@ def run(
 ) -> Result:
     """Simulate ``workload`` on ``system``; see :func:`simfs.simulate` for the friendly API."""
     tunables = system.tunables
-    if experiment.nodes > system.client_count:
+    background = _background_workload(experiment)
+    all_nodes = experiment.nodes + (experiment.background_nodes if background else 0)
+    if all_nodes > system.client_count:
         raise ExperimentError(
-            f"nodes: {system.name} has {system.client_count} client nodes, asked for {experiment.nodes} "
+            f"nodes: {system.name} has {system.client_count} client nodes, asked for {all_nodes} "
             "(raise client.count with --set to model a larger cluster)"
         )
     stripe_count = tunables.stripe_count if experiment.stripe_count is None else experiment.stripe_count
@@ -63,10 +67,27 @@ def run(
 
     env = simpy.Environment()
     network = FluidNetwork(env, record_timeline=record_timeline)
-    fs = LustreInstance(system, network, experiment.nodes, np.random.default_rng(experiment.seed), stripe_offset)
+    fs = LustreInstance(system, network, all_nodes, np.random.default_rng(experiment.seed), stripe_offset)
     program = _Program(env, network, fs, workload, experiment, stripe_count, stripe_size)
-    for rank in range(experiment.ranks):
-        env.process(program.rank(rank))
+    programs = [program]
+    if background:
+        neighbour = Experiment(nodes=experiment.background_nodes, ppn=experiment.background_ppn, seed=experiment.seed)
+        programs.append(
+            _Program(
+                env,
+                network,
+                fs,
+                background,
+                neighbour,
+                stripe_count,
+                stripe_size,
+                node_offset=experiment.nodes,
+                rank_offset=experiment.ranks,
+            )
+        )
+    for each in programs:
+        for rank in range(each.experiment.ranks):
+            env.process(each.rank(rank))
     env.run()
     return Result(
         system=system.name,
@@ -74,7 +95,8 @@ def run(
         experiment=experiment,
         stripe_count=stripe_count,
         stripe_size_bytes=stripe_size,
-        rank_records=program.records,
+        rank_records=[record for each in programs for record in each.records],
+        background_workload=background,
         attribution=_attribution(network),
         timeline=network.timeline() if record_timeline else None,
         resource_usage=pd.DataFrame(
@@ -102,8 +124,13 @@ class _Program:
         experiment: Experiment,
         stripe_count: int,
         stripe_size: int,
+        *,
+        node_offset: int = 0,
+        rank_offset: int = 0,
     ) -> None:
         self.env = env
+        self.node_offset = node_offset
+        self.rank_offset = rank_offset
         self.network = network
         self.fs = fs
         self.workload = workload
@@ -130,7 +157,7 @@ class _Program:
             yield from self._metadata_phase(rank, iteration, phase)
             return
         ppn, ranks = self.experiment.ppn, self.experiment.ranks
-        node = rank // ppn
+        node = rank // ppn + self.node_offset
         owner = (rank + ppn) % ranks if phase.reorder_tasks else rank
         file_key = "shared" if phase.shared_file else str(owner)
         open_time = self.env.now
@@ -187,13 +214,22 @@ class _Program:
             yield from self._write(node, layout, share, phase, iteration, size, full_path, cap.rate_Bps, tag, handoffs)
         yield self.fs.metadata("close", self.metadata_tag)
         self.records.append(
-            RankRecord(iteration, phase.label, phase.op, rank, node, phase.bytes_per_rank, open_time, self.env.now)
+            RankRecord(
+                iteration,
+                phase.label,
+                phase.op,
+                rank + self.rank_offset,
+                node,
+                phase.bytes_per_rank,
+                open_time,
+                self.env.now,
+            )
         )
 
     def _metadata_phase(self, rank: int, iteration: int, phase: PhaseSpec):
         """An mdtest phase: ``items_per_rank`` operations one after another, and the
         items' data (``-w`` on create, ``-e`` on read) through a one-stripe file path."""
-        node = rank // self.experiment.ppn
+        node = rank // self.experiment.ppn + self.node_offset
         start = self.env.now
         mds_ops = {"create": "create+close", "stat": "stat", "read": "open+close", "remove": "remove"}[phase.op]
         if phase.label.startswith("dir") and phase.op == "create":
@@ -314,6 +350,21 @@ class _Program:
         else:
             per_stripe = stripe_bytes(0, phase.bytes_per_rank, size, count)
         return per_stripe / per_stripe.sum()
+
+
+BACKGROUND_PREFIX = "background "
+
+
+def _background_workload(experiment: Experiment) -> WorkloadSpec | None:
+    """The background job's workload, its phases labelled ``background ...``."""
+    if not experiment.has_background:
+        return None
+    try:
+        spec = parse_workload(experiment.background)
+    except WorkloadError as exc:
+        raise ExperimentError(f"background: {exc}") from None
+    phases = tuple(replace(p, label=BACKGROUND_PREFIX + p.label) for p in spec.phases)
+    return replace(spec, phases=phases)
 
 
 def _attribution(network: FluidNetwork) -> list[PhaseAttribution]:

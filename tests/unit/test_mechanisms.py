@@ -6,7 +6,7 @@ import simpy
 
 import simfs
 from simfs.engine import FluidNetwork, ResourceLoad
-from simfs.errors import ProfileError
+from simfs.errors import ExperimentError, ProfileError
 from simfs.filesystems.lustre import LustreInstance
 from simfs.hardware.controller import ControllerSpec, PrefetchThrash
 from simfs.hardware.hdd import HddSpec, SeekThrashing, interleaved_stream_factor
@@ -382,3 +382,37 @@ def test_bonnie_phases_overlap_between_ranks_without_barriers():
     # IOR with the same phases would wait: every read starts after every write ends.
     ior = simfs.simulate("crtdc-lfs3", "ior -F -t 8k -b 2g", nodes=24, stripe_count=1, seed=3).ranks
     assert ior.loc[ior["phase"] == "read", "open_s"].min() >= ior.loc[ior["phase"] == "write", "close_s"].max()
+
+
+# -- interference between concurrent jobs ----------------------------------------------
+def test_a_background_job_on_other_nodes_slows_the_main_job():
+    job = "ior -F -w -e -t 1m -b 4g"
+    neighbour = {"background": "dd if=/dev/zero of=f bs=1M count=20000"}
+    alone = simfs.simulate("crtdc-lfs3", job, nodes=8, overrides={**neighbour, "background_nodes": 0}).phases
+    shared = simfs.simulate("crtdc-lfs3", job, nodes=8, overrides={**neighbour, "background_nodes": 16})
+    phases = shared.phases.set_index("phase")
+    assert list(alone["phase"]) == ["write"]
+    assert list(phases.index) == ["write", "background write"]
+    assert phases.loc["write", "agg_bw_Bps"] < 0.5 * alone["agg_bw_Bps"].iloc[0]
+    # The background job's ranks and nodes come after the main job's.
+    ranks = shared.ranks
+    background = ranks[ranks["phase"] == "background write"]
+    assert sorted(background["node"]) == list(range(8, 24)) and background["rank"].min() == 8
+    # Per-node bandwidth of the background job is over its own 16 nodes.
+    assert phases.loc["background write", "per_node_bw_Bps"] == pytest.approx(
+        phases.loc["background write", "agg_bw_Bps"] / 16
+    )
+
+
+def test_background_settings_are_checked():
+    with pytest.raises(ExperimentError, match="background: workload: unknown tool 'bogus'"):
+        simfs.simulate("crtdc-lfs3", "dd bs=1M count=10", overrides={"background": "bogus", "background_nodes": 2})
+    with pytest.raises(ExperimentError, match="set background to the job's command line"):
+        simfs.simulate("crtdc-lfs3", "dd bs=1M count=10", overrides={"background_nodes": 2})
+    with pytest.raises(ExperimentError, match="asked for 460"):
+        simfs.simulate(
+            "crtdc-lfs3",
+            "dd bs=1M count=10",
+            nodes=400,
+            overrides={"background": "dd bs=1M count=1", "background_nodes": 60},
+        )
