@@ -21,6 +21,8 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
                             destages them afterwards (``simfs.hardware.controller``)
 ``controller_prefetch``     more read streams than prefetch segments evict prefetched data
                             before use (``simfs.hardware.controller``)
+``md_raid_thread``          a software RAID-5/6 array's writes run in one kernel thread
+                            (``ost.write_thread_Bps``, ``simfs.hardware.raid``)
 ``extent_locks``            unaligned shared-file writes hand extent locks between nodes
                             (``simfs.filesystems.lustre.locks``)
 ``tcp_incast``              reads from many servers at once over a TCP (Ethernet) client link
@@ -50,6 +52,7 @@ MECHANISMS = {
     "ssd_write_cliff": "write amplification of a preconditioned (full, untrimmed) SSD",
     "controller_cache": "controller write-back cache: absorb at host speed, destage after",
     "controller_prefetch": "controller prefetch-cache thrash under many read streams",
+    "md_raid_thread": "software RAID-5/6 writes limited by one md kernel thread per array",
     "extent_locks": "shared-file (N-1) extent-lock hand-offs between writers",
     "tcp_incast": "TCP incast: synchronized reads from many servers over Ethernet",
     "dirty_limit": "page-cache dirty limit and background write-back",

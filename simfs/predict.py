@@ -2,7 +2,7 @@
 
 Shared by the calibrators (which compare predictions with measurements while searching
 parameters) and by validation.  A row is simulatable when its tool is one simfs models
-(dd, IOR, mdtest, bonnie++), its metric is a rate the simulator reports, and its nodes and processes
+(dd, IOR, mdtest, bonnie++, obdfilter-survey), its metric is a rate the simulator reports, and its nodes and processes
 per node are known (directly or through ``over``).  mdtest rates (``ops_rate``) are
 compared phase by phase (its "File creation" is simfs's "file create"; tree creation
 and removal are not simulated).  Rows that are not get a reason,
@@ -30,7 +30,7 @@ from simfs.experiment import EXPERIMENT_KEYS, Experiment
 from simfs.filesystems import LustreSystem
 from simfs.workloads import parse_workload
 
-SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++"}
+SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++", "obdfilter-survey"}
 SIMULATED_METRICS = {
     "agg_bw": "agg_bw_Bps",
     "per_node_bw": "per_node_bw_Bps",
@@ -39,6 +39,8 @@ SIMULATED_METRICS = {
     "min_rank_agg_bw": "min_rank_agg_bw_Bps",
     # mdtest's SUMMARY rate: items over the phase's makespan.
     "ops_rate": "ops_per_s",
+    # obdfilter-survey: the OSS's total over its OSTs.
+    "ost_bw": "agg_bw_Bps",
 }
 #: mdtest's SUMMARY operation names (as ingested) -> simfs phase labels.
 MDTEST_PHASES = {
@@ -133,6 +135,10 @@ def make_point(
     if unknown:
         raise NotSimulated(f"settings {sorted(unknown)} are not experiment settings")
     base: dict[str, Any] = dict(settings)
+    if "obdfilter-survey" in workload.split():
+        # The survey runs on a server: no client nodes or processes to give.
+        base.setdefault("nodes", 1)
+        base.setdefault("ppn", 1)
     sweeps = _over(over)
     missing = [k for k in ("nodes", "ppn") if k not in base and k not in sweeps]
     if missing:

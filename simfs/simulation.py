@@ -47,6 +47,8 @@ def run(
 ) -> Result:
     """Simulate ``workload`` on ``system``; see :func:`simfs.simulate` for the friendly API."""
     tunables = system.tunables
+    if workload.tool == "obdfilter-survey":
+        experiment = _survey_experiment(system, workload, experiment)
     background = _background_workload(experiment)
     all_nodes = experiment.nodes + (experiment.background_nodes if background else 0)
     if all_nodes > system.client_count:
@@ -153,6 +155,9 @@ class _Program:
 
     # -- one phase of one rank ----------------------------------------------------------
     def _phase(self, rank: int, iteration: int, phase: PhaseSpec):
+        if phase.server_side:
+            yield from self._server_phase(rank, iteration, phase)
+            return
         if phase.is_metadata:
             yield from self._metadata_phase(rank, iteration, phase)
             return
@@ -224,6 +229,24 @@ class _Program:
                 open_time,
                 self.env.now,
             )
+        )
+
+    def _server_phase(self, rank: int, iteration: int, phase: PhaseSpec):
+        """obdfilter-survey: object ``rank`` on OST ``rank mod osts`` of the first OSS,
+        driven by ``threads_per_object`` echo threads with one ``rsz`` request each in
+        flight (a rate cap of threads x rsz / service time, Little's law)."""
+        options, system = self.workload.options, self.fs.system
+        osts = options["osts"] or system.osts_per_oss
+        ost = rank % osts
+        start = self.env.now
+        path = self.fs.server_path(ost, phase.op, phase.transfer_size_bytes)
+        service = system.oss.rpc_service_s
+        cap = options["threads_per_object"] * phase.transfer_size_bytes / service if service > 0 else float("inf")
+        tag = self.network.tag(f"{iteration}/{phase.label}/echo-threads")
+        kind = READ if phase.op == "read" else WRITE
+        yield self.network.transfer(float(phase.bytes_per_rank), path, rate_cap=cap, tag=tag, kind=kind)
+        self.records.append(
+            RankRecord(iteration, phase.label, phase.op, rank, 0, phase.bytes_per_rank, start, self.env.now)
         )
 
     def _metadata_phase(self, rank: int, iteration: int, phase: PhaseSpec):
@@ -350,6 +373,16 @@ class _Program:
         else:
             per_stripe = stripe_bytes(0, phase.bytes_per_rank, size, count)
         return per_stripe / per_stripe.sum()
+
+
+def _survey_experiment(system: LustreSystem, workload: WorkloadSpec, experiment: Experiment) -> Experiment:
+    """obdfilter-survey runs on one OSS: its objects are the ranks, nodes do not apply."""
+    osts = workload.options["osts"] or system.osts_per_oss
+    if osts > system.osts_per_oss:
+        raise ExperimentError(f"obdfilter-survey: ost={osts}, but an OSS of {system.name} has {system.osts_per_oss}")
+    if experiment.has_background:
+        raise ExperimentError("background: obdfilter-survey runs on the servers alone; no background job")
+    return replace(experiment, nodes=1, ppn=osts * workload.options["objects_per_ost"])
 
 
 BACKGROUND_PREFIX = "background "

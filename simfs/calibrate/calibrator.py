@@ -18,8 +18,8 @@ noise in them moves the answer.
 The model is piecewise smooth (a rate is the minimum of several limits), so a gradient
 method started where a parameter is not the binding limit sees no slope at all.  The fit
 therefore starts with a coordinate scan: each parameter in turn over ``scan_points``
-log-spaced values between its bounds, the others held, keeping the best; two sweeps.  The
-local refinement starts from there.
+log-spaced values between its bounds, the others held, keeping the best; a second sweep
+over the midpoints of that grid.  The local refinement starts from there.
 
 A weak prior (``prior_weight``, a log-scale ridge towards the profile's value) is added to
 the residuals: it does not move a parameter the data inform, but it stops one they barely
@@ -167,9 +167,15 @@ class ProfileCalibrator:
         best_cost = float(np.sum(residuals(best, measured) ** 2))
         if self.scan_points < 2:
             return best
-        for _sweep in range(2):
+        for sweep in range(2):
+            # The second sweep visits the midpoints of the first one's grid: a limit that
+            # binds only between two grid points (e.g. exactly where another one starts
+            # to) is not missed.
             for i in range(len(best)):
-                for value in np.linspace(lower[i], upper[i], self.scan_points)[1:-1]:
+                grid = np.linspace(lower[i], upper[i], self.scan_points)
+                if sweep:
+                    grid = (grid[:-1] + grid[1:]) / 2
+                for value in grid[1:-1] if not sweep else grid:
                     trial = best.copy()
                     trial[i] = value
                     cost = float(np.sum(residuals(trial, measured) ** 2))

@@ -13,6 +13,12 @@ chunk transfers instead of the ``k (d + p) / d`` a full stripe costs per data ch
 Surveys 26(2), 1994, the small-write problem).  :meth:`RaidSet.write_cost` gives that
 ratio for a request size; requests are taken as stripe aligned.
 
+Software RAID write thread.  Linux md handled all stripe work of a RAID-5/6 array in one
+kernel thread (``raid5d``) until Linux 3.12 (2013, "raid5: multi-threaded" by Shaohua Li);
+parity generation and stripe-cache handling for writes then run on one core per array,
+which caps the array's write rate below its drives' rate on fast sets.  ``write_thread_Bps``
+is that cap (0: hardware RAID, or none known); reads bypass it.
+
 Failures.  A set with a failed drive (RAID-5/6) serves every request from the surviving
 drives: to first order it loses that drive's share, ``(n - 1) / n``.  While it rebuilds,
 the rebuild also takes ``rebuild_fraction`` of what is left.
@@ -41,6 +47,7 @@ class RaidSet:
     disk_count: int
     drive: Drive
     chunk_bytes: int = 0
+    write_thread_Bps: float = 0.0
 
     def __post_init__(self) -> None:
         if self.level not in PARITY_DISKS:
@@ -51,6 +58,8 @@ class RaidSet:
             )
         if self.chunk_bytes < 0:
             raise ValueError("chunk_bytes: must be non-negative (0: unknown, no partial-stripe cost)")
+        if self.write_thread_Bps < 0:
+            raise ValueError("write_thread_Bps: must be non-negative (0: no software RAID thread limit)")
 
     @property
     def parity_disks(self) -> int:

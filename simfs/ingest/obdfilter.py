@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from simfs.ingest.common import KIB, MIB, fail
+from simfs.ingest.common import MIB, fail
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
@@ -46,16 +46,13 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         rest = match["rest"]
         if "Too much buffer space" in rest:
             continue  # the survey skipped this configuration itself
-        rsz = int(match["rsz"]) * KIB  # the survey prints rsz in KiB, with or without "K"
-        settings = {
-            "ost_count": int(match["ost"]),
-            "size_bytes": int(match["sz"]) * KIB,
-            "rsz_bytes": rsz,
-            "objects": int(match["obj"]),
-            "threads": int(match["thr"]),
-            **context.settings,
-        }
-        workload = f"obdfilter-survey ost={match['ost']} rsz={match['rsz']}K obj={match['obj']} thr={match['thr']}"
+        # The configuration is the workload (simfs.workloads.obdfilter parses it back);
+        # only the context's experiment settings ride along.
+        settings = dict(context.settings)
+        workload = (
+            f"obdfilter-survey ost={match['ost']} sz={match['sz']}K rsz={match['rsz']}K "
+            f"obj={match['obj']} thr={match['thr']}"
+        )
         position = 0
         found = 0
         for test in _TEST.finditer(rest):

@@ -9,9 +9,16 @@ from simfs.workloads.bonnie import parse_bonnie
 from simfs.workloads.dd import parse_dd
 from simfs.workloads.ior import parse_ior
 from simfs.workloads.mdtest import parse_mdtest
+from simfs.workloads.obdfilter import parse_obdfilter
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
-_PARSERS = {"dd": parse_dd, "ior": parse_ior, "mdtest": parse_mdtest, "bonnie++": parse_bonnie}
+_PARSERS = {
+    "dd": parse_dd,
+    "ior": parse_ior,
+    "mdtest": parse_mdtest,
+    "bonnie++": parse_bonnie,
+    "obdfilter-survey": parse_obdfilter,
+}
 
 
 def parse_workload(command: str) -> WorkloadSpec:
@@ -22,10 +29,28 @@ def parse_workload(command: str) -> WorkloadSpec:
         raise WorkloadError(f"workload {command!r}: {exc}") from None
     if not words:
         raise WorkloadError("workload: empty command line")
+    # obdfilter-survey is configured by environment variables given before it.
+    environment = []
+    while len(words) > 1 and "=" in words[0] and not words[0].startswith("-"):
+        environment.append(words.pop(0))
     tool = words[0].rsplit("/", 1)[-1]
+    if environment and tool != "obdfilter-survey":
+        raise WorkloadError(
+            f"workload: {environment[0]!r} before {tool!r}: only obdfilter-survey takes variables there"
+        )
+    words[1:] = environment + words[1:]
     if tool not in _PARSERS:
         raise WorkloadError(f"workload: unknown tool {words[0]!r} (simfs models: {', '.join(_PARSERS)})")
     return _PARSERS[tool](words[1:], command)
 
 
-__all__ = ["PhaseSpec", "WorkloadSpec", "parse_bonnie", "parse_dd", "parse_ior", "parse_mdtest", "parse_workload"]
+__all__ = [
+    "PhaseSpec",
+    "WorkloadSpec",
+    "parse_bonnie",
+    "parse_dd",
+    "parse_ior",
+    "parse_mdtest",
+    "parse_obdfilter",
+    "parse_workload",
+]

@@ -22,7 +22,7 @@ direction, reported as the file size over the time.
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.units import parse_ior_size
+from simfs.workloads.options import parse_count, parse_size
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-f", "-q"}
@@ -59,9 +59,7 @@ def parse_bonnie(args: list[str], command: str) -> WorkloadSpec:
     size_text, _, chunk_text = values["-s"].partition(":")
     size = _size(size_text, "-s", default_unit=1 << 20)
     chunk = _size(chunk_text or "8k", "-s chunk", default_unit=1)
-    repetitions = values.get("-x", "1")
-    if not repetitions.isdigit() or int(repetitions) < 1:
-        raise WorkloadError(f"bonnie++: -x {repetitions}: expected a positive integer")
+    repetitions = parse_count("bonnie++", f"-x {values.get('-x', '1')}", values.get("-x", "1"))
     common = dict(bytes_per_rank=size, transfer_size_bytes=chunk)
     phases = (
         PhaseSpec("write", label="block write", **common),
@@ -73,7 +71,7 @@ def parse_bonnie(args: list[str], command: str) -> WorkloadSpec:
         "bonnie++",
         command,
         phases,
-        iterations=int(repetitions),
+        iterations=repetitions,
         aggregate="sum_of_ranks",
         synchronized=False,
         options=options,
@@ -81,10 +79,6 @@ def parse_bonnie(args: list[str], command: str) -> WorkloadSpec:
 
 
 def _size(text: str, name: str, default_unit: int) -> int:
-    try:
-        size = int(text) * default_unit if text.isdigit() else parse_ior_size(text)
-    except ValueError as exc:
-        raise WorkloadError(f"bonnie++: {name} {text}: {exc}") from None
-    if size <= 0:
-        raise WorkloadError(f"bonnie++: {name} {text}: expected a positive size")
-    return size
+    if text.isdigit():  # bonnie++'s plain numbers are in its default unit (MiB for -s)
+        return parse_count("bonnie++", f"{name} {text}", text) * default_unit
+    return parse_size("bonnie++", f"{name} {text}", text)

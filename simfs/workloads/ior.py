@@ -25,7 +25,7 @@ experiment settings (``nodes``, ``ppn``), so ``-N`` is rejected with that advice
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.units import parse_ior_size
+from simfs.workloads.options import parse_count, parse_size
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "--posix.odirect"}
@@ -100,17 +100,9 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
 
 def _size(values: dict[str, str], name: str, default: str) -> int:
     text = values.get(name, default)
-    try:
-        size = parse_ior_size(text)
-    except ValueError as exc:
-        raise WorkloadError(f"ior: {name} {text}: {exc}") from None
-    if size <= 0:
-        raise WorkloadError(f"ior: {name} {text}: expected a positive size")
-    return size
+    return parse_size("ior", f"{name} {text}", text)
 
 
 def _count(values: dict[str, str], name: str, default: str) -> int:
     text = values.get(name, default)
-    if not text.isdigit() or int(text) < 1:
-        raise WorkloadError(f"ior: {name} {text}: expected a positive integer")
-    return int(text)
+    return parse_count("ior", f"{name} {text}", text)

@@ -23,7 +23,7 @@ suffixes (powers of 1024).
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.units import parse_ior_size
+from simfs.workloads.options import parse_count, parse_size
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-F", "-D", "-C", "-T", "-E", "-r", "-u"}
@@ -88,18 +88,9 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
 
 
 def _count(values: dict[str, str], name: str) -> int:
-    text = values[name]
-    if not text.isdigit() or int(text) < 1:
-        raise WorkloadError(f"mdtest: {name} {text}: expected a positive integer")
-    return int(text)
+    return parse_count("mdtest", f"{name} {values[name]}", values[name])
 
 
 def _size(values: dict[str, str], name: str) -> int:
     text = values.get(name, "0")
-    try:
-        size = parse_ior_size(text)
-    except ValueError as exc:
-        raise WorkloadError(f"mdtest: {name} {text}: {exc}") from None
-    if size < 0:
-        raise WorkloadError(f"mdtest: {name} {text}: expected a non-negative size")
-    return size
+    return parse_size("mdtest", f"{name} {text}", text, allow_zero=True)

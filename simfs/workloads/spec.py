@@ -38,6 +38,8 @@ class PhaseSpec:
     items_per_rank: metadata items each rank handles (mdtest ``-n``); 0 for a data phase.
     shared_directory: the files a phase creates or removes share one directory (IOR
         ``-F``, mdtest without ``-u``), so their directory updates serialise.
+    server_side: the phase runs on an OSS against its OSTs (obdfilter-survey): no client,
+        no network; each rank is an object.
     """
 
     op: Op
@@ -51,6 +53,7 @@ class PhaseSpec:
     segment_count: int = 1
     items_per_rank: int = 0
     shared_directory: bool = False
+    server_side: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -72,7 +75,7 @@ class WorkloadSpec:
 
     Attributes
     ----------
-    tool: ``"dd"``, ``"ior"``, ``"mdtest"`` or ``"bonnie++"``.
+    tool: ``"dd"``, ``"ior"``, ``"mdtest"``, ``"bonnie++"`` or ``"obdfilter-survey"``.
     command: the command line it came from.
     phases: the phases in order.
     iterations: how often the phase sequence is repeated (IOR ``-i``).

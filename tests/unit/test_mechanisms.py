@@ -416,3 +416,34 @@ def test_background_settings_are_checked():
             nodes=400,
             overrides={"background": "dd bs=1M count=1", "background_nodes": 60},
         )
+
+
+# -- obdfilter-survey and the md RAID write thread ---------------------------------------
+def test_obdfilter_survey_loads_one_oss_and_its_osts_only():
+    # 2 OSTs of lfs3 (8+2 x 98 MB/s = 784 MB/s each), one object each, 32 threads each.
+    result = simfs.simulate("crtdc-lfs3", "obdfilter-survey ost=2 sz=4194304K rsz=1024K obj=2 thr=64")
+    assert list(result.phases["agg_bw_Bps"]) == pytest.approx([2 * 784e6] * 3, rel=1e-9)
+    usage = result.resource_usage.set_index("resource")
+    assert usage.loc["client0.nic.tx", "served"] == usage.loc["oss0.nic.rx", "served"] == 0
+    assert usage.loc["oss0.cpu", "served"] > 0 and usage.loc["oss1.cpu", "served"] == 0
+
+
+def test_echo_threads_cap_an_object_by_littles_law():
+    # One thread per object, 10 ms per 1 MiB on the CS6000 profile: 105 MB/s per OST.
+    result = simfs.simulate("xyratex-cs6000", "obdfilter-survey ost=4 sz=4194304K rsz=1024K obj=4 thr=4")
+    row = result.phases.iloc[0]
+    assert row["bottleneck"] == "echo-threads"
+    assert row["agg_bw_Bps"] == pytest.approx(4 * (1 << 20) / 0.01, rel=1e-6)
+
+
+def test_md_raid_thread_caps_writes_not_reads():
+    survey = "obdfilter-survey ost=4 sz=16777216K rsz=1024K obj=4 thr=1024"
+    slow_thread = {"ost.write_thread_Bps": 5e8, "ost.hdd.sustained_Bps": 1.2e8}
+    phases = simfs.simulate("xyratex-cs6000", survey, overrides=slow_thread).phases.set_index("phase")
+    assert phases.loc["write", "bottleneck"] == "raid-thread"
+    assert phases.loc["write", "agg_bw_Bps"] == pytest.approx(4 * 5e8, rel=1e-6)
+    assert phases.loc["read", "agg_bw_Bps"] == pytest.approx(4 * 8 * 1.2e8, rel=1e-6)
+    off = simfs.simulate(
+        "xyratex-cs6000", survey, overrides={**slow_thread, "mechanisms.md_raid_thread": False}
+    ).phases.set_index("phase")
+    assert off.loc["write", "agg_bw_Bps"] == pytest.approx(4 * 8 * 1.2e8, rel=1e-6)

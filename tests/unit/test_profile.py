@@ -29,13 +29,18 @@ def test_every_number_in_a_builtin_profile_cites_its_source(name):
 def test_builtins_build(name):
     system = simfs.load_system(name)
     assert system.name == name
-    assert system.ost_count == (16 if name.startswith("crtdc-lfs3") else 32)
+    # OST counts from the seeds: lfs3 16 LUNs, lfs4 and lfs5 32 targets, the CS6000 16 OSTs.
+    expected = {"crtdc-lfs3": 16, "crtdc-lfs4": 32, "crtdc-lfs5": 32, "xyratex-cs6000": 16}
+    assert system.ost_count == expected[name.removesuffix("-fitted")]
 
 
 def test_hand_checked_hardware_figures():
     lfs3 = simfs.load_system("crtdc-lfs3")
     # 8+2 RAID 6 of 98 MB/s drives: 8 x 98 = 784 MB/s per LUN.
     assert lfs3.ost.bandwidth_Bps("write") == pytest.approx(784e6)
+    cs6000 = simfs.load_system("xyratex-cs6000")
+    # 8+2 RAID 6: 8 data drives; 4 OSS x 4 OSTs.
+    assert cs6000.ost.data_disks == 8 and cs6000.oss_count * cs6000.osts_per_oss == 16
     lfs5 = simfs.load_system("crtdc-lfs5")
     # 4 x X25-E in RAID 0: 680 MB/s write, 1000 MB/s read.
     assert lfs5.ost.bandwidth_Bps("write") == pytest.approx(680e6)

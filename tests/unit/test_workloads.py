@@ -141,3 +141,29 @@ def test_bonnie_seed_form():
 def test_bonnie_errors_name_the_option(command, message):
     with pytest.raises(WorkloadError, match=message):
         parse_workload(command)
+
+
+def test_obdfilter_survey_printed_and_run_forms_agree():
+    printed = parse_workload("obdfilter-survey ost=4 sz=134217728K rsz=1024K obj=4 thr=1024")
+    run = parse_workload("TERM=linux thrlo=256 thrhi=256 nobjlo=1 nobjhi=1 rsz=1024K size=32768 obdfilter-survey")
+    assert [p.label for p in printed.phases] == ["write", "rewrite", "read"]
+    assert [p.op for p in printed.phases] == ["write", "write", "read"]
+    assert printed.phases[0].bytes_per_rank == run.phases[0].bytes_per_rank == 32 << 30
+    assert printed.options["threads_per_object"] == run.options["threads_per_object"] == 256
+    assert all(p.server_side for p in run.phases) and run.options["osts"] is None
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        ("thrlo=4 thrhi=8 obdfilter-survey", "thrlo=4 thrhi=8: simfs runs one configuration"),
+        ("obdfilter-survey obj=4 thr=16", "give ost= as well"),
+        ("case=network obdfilter-survey", "only case=disk"),
+        ("obdfilter-survey foo=1", "unsupported variable 'foo'"),
+        ("tests_str=scribble obdfilter-survey", "tests_str"),
+        ("size=4 dd bs=1M count=1", "only obdfilter-survey takes variables there"),
+    ],
+)
+def test_obdfilter_survey_errors_name_the_variable(command, message):
+    with pytest.raises(WorkloadError, match=message):
+        parse_workload(command)

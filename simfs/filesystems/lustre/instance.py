@@ -84,6 +84,14 @@ class LustreInstance:
             for i in range(system.ost_count)
         ]
         self.ost_read_weight = ost_capacity / system.ost.bandwidth_Bps("read")
+        self.raid_threads = (
+            [
+                Resource(f"ost{i}.md-thread", system.ost.write_thread_Bps, kind="raid-thread")
+                for i in range(system.ost_count)
+            ]
+            if system.ost.write_thread_Bps and system.mechanisms["md_raid_thread"]
+            else []
+        )
         handoff = system.tunables.lock_handoff_s
         self.locks = [
             Resource(f"ost{i}.extent-locks", 1.0 / handoff, kind="extent-lock", unit="op")
@@ -103,6 +111,7 @@ class LustreInstance:
             network.add_all(server.resources)
         network.add_all(self.osts)
         network.add_all(self.locks)
+        network.add_all(self.raid_threads)
         network.add_all(self.controllers)
         offset = system.tunables.stripe_offset if stripe_offset is None else stripe_offset
         self.allocator = OstAllocator([system.oss_of_ost(i) for i in range(system.ost_count)], offset, rng)
@@ -182,6 +191,8 @@ class LustreInstance:
                 path.append((self.locks[ost], share * lock_handoffs_per_byte))
             if disk:
                 path.append((self.osts[ost], share * ost_weight))
+                if op == "write" and self.raid_threads:
+                    path.append((self.raid_threads[ost], share))
         if network:
             for oss_index, share in oss_share.items():
                 server = self.oss[oss_index]
@@ -190,6 +201,15 @@ class LustreInstance:
                 if threads > 0:
                     path.append((server.threads, share * threads))
         return path
+
+    def server_path(self, ost: int, op: str, request_bytes: float) -> Path:
+        """The path of I/O issued on the OSS itself (obdfilter-survey): its CPU, the
+        controller, the OST; no client, no network, no bulk-RPC service threads."""
+        path: list[tuple[Resource, float]] = [(self.oss[self.system.oss_of_ost(ost)].cpu, 1.0)]
+        if self.controllers:
+            path.append((self.controllers[self.system.controller_of_ost(ost)], 1.0))
+        layout = Layout((ost,), int(request_bytes))
+        return path + self.data_path(0, layout, np.ones(1), op, copy=False, network=False, request_bytes=request_bytes)
 
     def write_back_cache_bytes(self, layout: Layout, stripe_share: np.ndarray, writers: dict[int, int]) -> float:
         """Bytes of a rank's write its controllers' write-back caches absorb: each

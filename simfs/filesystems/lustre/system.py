@@ -187,6 +187,7 @@ class LustreSystem:
                 disk_count=profile.number("ost.disks", integer=True, positive=True),
                 drive=drive,
                 chunk_bytes=profile.number("ost.chunk_bytes", 0, integer=True, minimum=0),
+                write_thread_Bps=profile.number("ost.write_thread_Bps", 0.0, minimum=0),
             )
             failed = _failed_osts(profile)
             rebuilding = profile.boolean("ost.rebuilding", False)
@@ -326,6 +327,8 @@ class LustreSystem:
                 f"  failed drives: OST(s) {', '.join(map(str, self.failed_drive_osts))} {self.ost_state} "
                 f"({factor:.0%} of capacity)"
             )
+        if self.ost.write_thread_Bps:
+            lines.append(f"  software RAID write thread: {self.ost.write_thread_Bps / 1e6:.0f} MB/s per OST")
         if self.ost.chunk_bytes and self.ost.parity_disks:
             lines.append(
                 f"  RAID chunk {format_bytes(self.ost.chunk_bytes)}, full stripe {format_bytes(self.ost.full_stripe_bytes)}"
