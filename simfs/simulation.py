@@ -255,13 +255,16 @@ class _Program:
         node = rank // self.experiment.ppn + self.node_offset
         start = self.env.now
         mds_ops = {"create": "create+close", "stat": "stat", "read": "open+close", "remove": "remove"}[phase.op]
-        if phase.label.startswith("dir") and phase.op == "create":
+        if " dir " in f" {phase.label} " and phase.op == "create":
             mds_ops = "create"  # mkdir: no open handle to close
         tag = self.network.tag(f"{iteration}/{phase.label}/metadata-latency")
         yield self.fs.metadata(mds_ops, tag, items=phase.items_per_rank, shared_directory=phase.shared_directory)
         if phase.bytes_per_rank:
             op = "write" if phase.op == "create" else "read"
-            layout = self.layouts.setdefault((iteration, f"mdtest-{rank}"), self.fs.allocate(1, self.stripe_size))
+            key = (iteration, f"mdtest-{rank}")
+            if key not in self.layouts:  # the items' data share one single-stripe file per rank
+                self.layouts[key] = self.fs.allocate(1, self.stripe_size)
+            layout = self.layouts[key]
             share = np.ones(1)
             path = self.fs.data_path(node, layout, share, op, copy=True, request_bytes=phase.transfer_size_bytes)
             cap = self.fs.system.client.copy_Bps(op)
@@ -274,7 +277,7 @@ class _Program:
                 iteration,
                 phase.label,
                 phase.op,
-                rank,
+                rank + self.rank_offset,
                 node,
                 phase.bytes_per_rank,
                 start,
