@@ -59,7 +59,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--large", action="store_true", help="include the 8,192-client run")
     args = parser.parse_args()
-    cases = {f"dd-sweep-{s}": dd_sweep(s) for s in ("crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5")}
+    cases = {f"dd-sweep-{s}": dd_sweep(s) for s in ("crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5", "crtdc-panfs")}
     cases["ior-fpp-64"] = ior_fpp(64)
     cases["ior-fpp-1024"] = ior_fpp(1024)
     if args.large:

@@ -33,6 +33,11 @@ LATE = 2
 _DONE_REL = 1e-9
 
 
+def _clock_resolution(now: float) -> float:
+    """The smallest delay that still moves a float clock standing at ``now``."""
+    return 4.0 * float(np.spacing(max(now, 1.0)))
+
+
 class _Deferred(Event):
     """An event that triggers itself at ``now + delay`` with a chosen priority.
 
@@ -223,10 +228,12 @@ class FluidNetwork:
     def _complete_finished(self) -> None:
         if not self._flows:
             return
-        done = self._remaining <= _DONE_REL * self._work
+        now = self.env.now
+        # A flow whose rest would take less than the clock can resolve at ``now`` is done:
+        # otherwise, late in a long run, its wakeup lands at ``now`` again and never ends.
+        done = (self._remaining <= _DONE_REL * self._work) | (self._remaining <= self._rate * _clock_resolution(now))
         if not done.any():
             return
-        now = self.env.now
         keep = ~done
         finished = [f for f, d in zip(self._flows, done) if d]
         self._flows = [f for f, k in zip(self._flows, keep) if k]
@@ -297,7 +304,7 @@ class FluidNetwork:
         if not moving.any():
             stuck = self._flows[0]
             raise RuntimeError(f"flow {stuck.name!r} cannot progress: every rate is zero")
-        delay = float(np.min(self._remaining[moving] / self._rate[moving]))
+        delay = max(float(np.min(self._remaining[moving] / self._rate[moving])), _clock_resolution(self.env.now))
         self._wakeup_generation += 1
         generation = self._wakeup_generation
         wakeup = _Deferred(self.env, delay, simpy.events.NORMAL)

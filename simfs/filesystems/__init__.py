@@ -1,12 +1,13 @@
-"""File-system models that assemble hardware into a system: Lustre (PanFS, CXFS later)."""
+"""File-system models that assemble hardware into a system: Lustre and PanFS (CXFS later)."""
 
 from __future__ import annotations
 
 from simfs.errors import ProfileError
 from simfs.filesystems.lustre import LustreSystem
+from simfs.filesystems.panfs import PanfsSystem
 from simfs.systems.profile import Profile
 
-_MODELS = {"lustre": LustreSystem}
+_MODELS: dict[str, type[LustreSystem]] = {"lustre": LustreSystem, "panfs": PanfsSystem}
 
 
 def system_from_profile(profile: Profile) -> LustreSystem:
@@ -17,4 +18,4 @@ def system_from_profile(profile: Profile) -> LustreSystem:
     return _MODELS[kind].from_profile(profile)
 
 
-__all__ = ["LustreSystem", "system_from_profile"]
+__all__ = ["LustreSystem", "PanfsSystem", "system_from_profile"]

@@ -48,8 +48,8 @@ class ControllerSpec:
         if self.cache_bytes < 0 or self.prefetch_bytes < 0 or self.cache_segments < 0:
             raise ValueError("cache_bytes, prefetch_bytes, cache_segments: must be non-negative")
 
-    def resource(self, name: str) -> Resource:
-        return Resource(name, self.bandwidth_Bps, kind="controller")
+    def resource(self, name: str, kind: str = "controller") -> Resource:
+        return Resource(name, self.bandwidth_Bps, kind=kind)
 
     def prefetch_waste(self, read_streams: float, segments: float, request_bytes: float) -> float:
         """Extra drive bytes read per byte delivered (module docstring)."""

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from simfs import __version__  # noqa: E402
 from simfs.report.files import save_figure, write_text  # noqa: E402
-from simfs.validate.run import CaseOutcome, summarise  # noqa: E402
+from simfs.validate.run import CaseOutcome, summarise, summarise_by_system  # noqa: E402
 
 
 def _rate(value: float) -> str:
@@ -51,6 +51,18 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
         )
     else:
         lines.append("No held-out points: nothing here is evidence of predictive skill.")
+    by_system = summarise_by_system(outcomes) if held else {}
+    if len({system for system, _ in by_system}) > 1:
+        lines += [
+            "",
+            "| system | split | points | median abs error | worst abs error | worst case | within tolerance |",
+            "|---|---|---:|---:|---:|---|---:|",
+        ]
+        for (system, split), row in sorted(by_system.items()):
+            lines.append(
+                f"| {system} | {split} | {row['points']} | {row['median_abs_error_pct']:.1f}% | "
+                f"{row['worst_abs_error_pct']:.1f}% | {row['worst_case']} | {row['within_tolerance']} of {row['points']} |"
+            )
     if trained:
         lines += [
             "",

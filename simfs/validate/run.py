@@ -135,18 +135,25 @@ def run_cases(cases: list[ValidationCase]) -> list[CaseOutcome]:
     return outcomes
 
 
+def _error_summary(group: pd.DataFrame) -> dict[str, float]:
+    errors = group["error_pct"].abs()
+    worst = group.loc[errors.idxmax()]
+    return {
+        "points": len(group),
+        "median_abs_error_pct": float(errors.median()),
+        "worst_abs_error_pct": float(errors.max()),
+        "worst_case": str(worst["case"]),
+        "within_tolerance": int(group["within_tolerance"].sum()),
+    }
+
+
 def summarise(outcomes: list[CaseOutcome]) -> dict[str, dict[str, float]]:
     """Median and worst absolute percentage error per split."""
     points = pd.concat([o.points for o in outcomes if len(o.points)], ignore_index=True)
-    summary = {}
-    for split, group in points.groupby("split"):
-        errors = group["error_pct"].abs()
-        worst = group.loc[errors.idxmax()]
-        summary[split] = {
-            "points": len(group),
-            "median_abs_error_pct": float(errors.median()),
-            "worst_abs_error_pct": float(errors.max()),
-            "worst_case": str(worst["case"]),
-            "within_tolerance": int(group["within_tolerance"].sum()),
-        }
-    return summary
+    return {split: _error_summary(group) for split, group in points.groupby("split")}
+
+
+def summarise_by_system(outcomes: list[CaseOutcome]) -> dict[tuple[str, str], dict[str, float]]:
+    """As ``summarise``, per (system, split): one system's easy points must not hide another's misses."""
+    points = pd.concat([o.points for o in outcomes if len(o.points)], ignore_index=True)
+    return {(system, split): _error_summary(group) for (system, split), group in points.groupby(["system", "split"])}

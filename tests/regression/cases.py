@@ -31,6 +31,12 @@ CASES = {
         {"stripe_count": [1, 2, 4, 8, 16]},
         {"nodes": 16, "seed": 3},
     ),
+    "ior-spider-osts-per-oss": (
+        "ornl-spider",
+        "ior -a POSIX -F -w -r -e -C -t 1m -b 1g",
+        {"nodes": [10, 20, 40], "oss.osts_per_oss": [1, 2]},
+        {},
+    ),
 }
 COLUMNS = ["phase", "time_s", "agg_bw_Bps", "per_node_bw_Bps", "bottleneck"]
 

@@ -76,3 +76,17 @@ def test_per_oss_controllers_belong_to_their_server():
 def test_too_many_nodes_is_named():
     with pytest.raises(ValueError, match="nodes"):
         instance(nodes=10_000)
+
+
+def test_client_uplink_is_shared_by_every_client_and_absent_by_default():
+    assert instance().uplink is None
+    ior = "ior -a POSIX -F -w -e -t 1m -b 256m"
+    # 32 clients on 1GbE (3.7 GB/s of client links) behind 1 GB/s of uplinks.
+    narrow = {"client.network": "1gbe", "fabric.client_uplink_Bps": 1e9}
+    result = simfs.simulate("crtdc-lfs3", ior, nodes=32, overrides=narrow)
+    write = result.phases.set_index("phase").loc["write"]
+    assert write["agg_bw_Bps"] <= 1e9 * 1.001
+    assert write["agg_bw_Bps"] > 0.95e9
+    assert write["bottleneck"] == "uplink"
+    wide = simfs.simulate("crtdc-lfs3", ior, nodes=4, overrides={**narrow, "fabric.client_uplink_Bps": 1e12})
+    assert wide.phases.set_index("phase").loc["write"]["bottleneck"] == "client-nic"

@@ -164,3 +164,16 @@ def test_max_min_makespan_is_not_monotone_in_capacity():
     after, _ = run_flows([3.0, 4.0, 3.0], flows)
     assert max(before) == pytest.approx(3.0)
     assert max(after) == pytest.approx(3.0 + 1 / 9)
+
+
+def test_flows_late_in_a_long_run_finish():
+    # At t = 1e7 s the clock resolves ~1e-8 s; rounding leaves a rest the clock cannot
+    # schedule.  Such a flow must complete, not wake up at `now` forever.
+    starts = [1e7, 1e7 + 0.1]
+    ends, _ = run_flows(
+        [3.6727e6],
+        [{"work": 5.1e10 / 3, "path": [(0, 1.0)]}, {"work": 7.3e9 / 7, "path": [(0, 1.0)]}],
+        starts=starts,
+    )
+    total = 5.1e10 / 3 + 7.3e9 / 7
+    assert max(ends) == pytest.approx(1e7 + total / 3.6727e6, rel=1e-9)

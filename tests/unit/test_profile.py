@@ -29,8 +29,16 @@ def test_every_number_in_a_builtin_profile_cites_its_source(name):
 def test_builtins_build(name):
     system = simfs.load_system(name)
     assert system.name == name
-    # OST counts from the seeds: lfs3 16 LUNs, lfs4 and lfs5 32 targets, the CS6000 16 OSTs.
-    expected = {"crtdc-lfs3": 16, "crtdc-lfs4": 32, "crtdc-lfs5": 32, "xyratex-cs6000": 16}
+    # OST counts from the seeds: lfs3 16 LUNs, lfs4 and lfs5 32 targets, the CS6000 16 OSTs,
+    # Spider 20 OSS with (an estimated) 2 OSTs each; panfs 7 shelves x 10 StorageBlades.
+    expected = {
+        "crtdc-lfs3": 16,
+        "crtdc-lfs4": 32,
+        "crtdc-lfs5": 32,
+        "xyratex-cs6000": 16,
+        "ornl-spider": 40,
+        "crtdc-panfs": 70,
+    }
     assert system.ost_count == expected[name.removesuffix("-fitted")]
 
 

@@ -65,10 +65,20 @@ class LustreInstance:
             blocking_factor=system.fabric_blocking_factor,
         )
         self.fabric = fabric.core_resource()
-        self.mds = Resource("mds.service", 1.0, kind="mds", unit="s")
+        # Clients on their own switch (a cluster's edge) reach the servers over shared uplinks.
+        self.uplink = (
+            Resource("fabric.client-uplink", system.client_uplink_Bps, kind="uplink")
+            if system.client_uplink_Bps
+            else None
+        )
+        names = system.NAMES
+        server, target, metadata = names["server"], names["target"], names["metadata"]
+        self.mds = Resource(f"{metadata}.service", 1.0, kind=metadata, unit="s")
         # One shared directory at most per run: unique directories never contend.
-        self.shared_directory = Resource("mds.shared-directory", system.mds.dir_update_per_s, kind="mds-dir", unit="op")
-        self.oss: list[Server] = [system.oss.build(f"oss{i}", "oss") for i in range(system.oss_count)]
+        self.shared_directory = Resource(
+            f"{metadata}.shared-directory", system.mds.dir_update_per_s, kind=f"{metadata}-dir", unit="op"
+        )
+        self.oss: list[Server] = [system.oss.build(f"{server}{i}", server) for i in range(system.oss_count)]
         ost_capacity = system.ost.bandwidth_Bps("write")
         thrash = None
         if system.mechanisms["hdd_seek"] and isinstance(system.ost.drive, HddSpec):
@@ -80,13 +90,13 @@ class LustreInstance:
             prefetch = PrefetchThrash(system.controller, segments_per_ost, read_request)
         thrash = combine_load_models(thrash, prefetch)
         self.osts = [
-            Resource(f"ost{i}", ost_capacity * system.ost_capacity_factor(i), kind="ost", load_model=thrash)
+            Resource(f"{target}{i}", ost_capacity * system.ost_capacity_factor(i), kind=target, load_model=thrash)
             for i in range(system.ost_count)
         ]
         self.ost_read_weight = ost_capacity / system.ost.bandwidth_Bps("read")
         self.raid_threads = (
             [
-                Resource(f"ost{i}.md-thread", system.ost.write_thread_Bps, kind="raid-thread")
+                Resource(f"{target}{i}.md-thread", system.ost.write_thread_Bps, kind="raid-thread")
                 for i in range(system.ost_count)
             ]
             if system.ost.write_thread_Bps and system.mechanisms["md_raid_thread"]
@@ -94,17 +104,22 @@ class LustreInstance:
         )
         handoff = system.tunables.lock_handoff_s
         self.locks = [
-            Resource(f"ost{i}.extent-locks", 1.0 / handoff, kind="extent-lock", unit="op")
+            Resource(f"{target}{i}.extent-locks", 1.0 / handoff, kind="extent-lock", unit="op")
             for i in range(system.ost_count)
         ]
         self.controllers = (
-            [system.controller.resource(f"controller{i}") for i in range(system.controller_total)]
+            [
+                system.controller.resource(f"{names['controller']}{i}", kind=names["controller"])
+                for i in range(system.controller_total)
+            ]
             if system.controller is not None
             else []
         )
         for client in self.clients:
             network.add_all(client.resources)
         network.add(self.fabric)
+        if self.uplink is not None:
+            network.add(self.uplink)
         network.add(self.mds)
         network.add(self.shared_directory)
         for server in self.oss:
@@ -114,7 +129,9 @@ class LustreInstance:
         network.add_all(self.raid_threads)
         network.add_all(self.controllers)
         offset = system.tunables.stripe_offset if stripe_offset is None else stripe_offset
-        self.allocator = OstAllocator([system.oss_of_ost(i) for i in range(system.ost_count)], offset, rng)
+        self.allocator = OstAllocator(
+            [system.oss_of_ost(i) for i in range(system.ost_count)], offset, rng, system.excluded_osts
+        )
 
     # -- metadata -----------------------------------------------------------------------
     def metadata(self, op: str, tag: int = 0, *, items: int = 1, shared_directory: bool = False) -> Flow:
@@ -134,7 +151,7 @@ class LustreInstance:
             float(items),
             path,
             rate_cap=1.0 / (len(ops) * self.system.tunables.metadata_latency_s),
-            name=f"mds.{op}",
+            name=f"{self.system.NAMES['metadata']}.{op}",
             tag=tag,
         )
 
@@ -172,27 +189,32 @@ class LustreInstance:
         if copy:
             path.append((client.cpu, 1.0 / client.spec.copy_Bps(op)))
         request = request_bytes or self.request_bytes(layout)
+        # Parity written by the client crosses the network and lands on the targets too.
+        sent = self.system.write_redundancy if op == "write" else 1.0
         if network:
             nic = client.nic_tx if op == "write" else client.nic_rx
-            path.append((nic, 1.0 / self._incast(layout, stripe_share, op)))
+            path.append((nic, sent / self._incast(layout, stripe_share, op)))
             if self.system.mechanisms["fabric_oversubscription"]:
-                path.append((self.fabric, 1.0))
+                path.append((self.fabric, sent))
+            if self.uplink is not None:
+                path.append((self.uplink, sent))
         threads = self.system.oss.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
-        ost_weight = self.ost_cost(op, request)
+        ost_weight = self.ost_cost(op, request) * sent
+        share_sent = (stripe_share * sent).tolist()
         oss_share: dict[int, float] = defaultdict(float)
         for k, share in enumerate(stripe_share):
             if share <= 0:
                 continue
             ost = layout.osts[k]
-            oss_share[self.system.oss_of_ost(ost)] += share
+            oss_share[self.system.oss_of_ost(ost)] += share_sent[k]
             if network and self.controllers:
-                path.append((self.controllers[self.system.controller_of_ost(ost)], share))
+                path.append((self.controllers[self.system.controller_of_ost(ost)], share_sent[k]))
             if network and lock_handoffs_per_byte > 0:
                 path.append((self.locks[ost], share * lock_handoffs_per_byte))
             if disk:
                 path.append((self.osts[ost], share * ost_weight))
                 if op == "write" and self.raid_threads:
-                    path.append((self.raid_threads[ost], share))
+                    path.append((self.raid_threads[ost], share_sent[k]))
         if network:
             for oss_index, share in oss_share.items():
                 server = self.oss[oss_index]
@@ -257,7 +279,7 @@ class LustreInstance:
         system = self.system
         if op != "read" or not system.mechanisms["tcp_incast"] or system.client.network.transport != "tcp":
             return 1.0
-        servers = len({system.oss_of_ost(layout.osts[k]) for k, share in enumerate(stripe_share) if share > 0})
+        servers = system.incast_senders([layout.osts[k] for k, share in enumerate(stripe_share) if share > 0])
         return incast_goodput_factor(
             servers,
             self.request_bytes(layout),

@@ -39,18 +39,30 @@ class OstAllocator:
     oss_of_ost: for each OST index, the index of the OSS that serves it.
     stripe_offset: -1 for round robin from a random start, or a fixed first OST.
     rng: the run's random generator (only the random start uses it).
+    excluded: OSTs no new file may use (a failed PanFS blade).
     """
 
-    def __init__(self, oss_of_ost: list[int], stripe_offset: int, rng: np.random.Generator) -> None:
-        ost_count = len(oss_of_ost)
-        if not -1 <= stripe_offset < ost_count:
-            raise ValueError(f"stripe_offset: expected -1 or 0..{ost_count - 1}, got {stripe_offset}")
-        self._ost_count = ost_count
+    def __init__(
+        self,
+        oss_of_ost: list[int],
+        stripe_offset: int,
+        rng: np.random.Generator,
+        excluded: tuple[int, ...] = (),
+    ) -> None:
+        usable = [i for i in range(len(oss_of_ost)) if i not in set(excluded)]
+        if not usable:
+            raise ValueError("excluded: every OST is excluded; no file can be placed")
+        if not -1 <= stripe_offset < len(oss_of_ost) or stripe_offset in set(excluded):
+            raise ValueError(
+                f"stripe_offset: expected -1 or a usable OST in 0..{len(oss_of_ost) - 1}, got {stripe_offset}"
+            )
+        self._ost_count = len(usable)
         self._offset = stripe_offset
         # Interleave by OSS: first OST of every OSS, then the second of every OSS, ...
-        rank_in_oss = [sum(1 for j in range(i) if oss_of_ost[j] == oss_of_ost[i]) for i in range(ost_count)]
-        self._rr_order = sorted(range(ost_count), key=lambda i: (rank_in_oss[i], oss_of_ost[i]))
-        self._next = int(rng.integers(ost_count)) if stripe_offset == -1 else 0
+        rank_in_oss = {i: sum(1 for j in usable if j < i and oss_of_ost[j] == oss_of_ost[i]) for i in usable}
+        self._rr_order = sorted(usable, key=lambda i: (rank_in_oss[i], oss_of_ost[i]))
+        self._index_order = sorted(usable)
+        self._next = int(rng.integers(self._ost_count)) if stripe_offset == -1 else 0
 
     @property
     def ost_count(self) -> int:
@@ -62,7 +74,8 @@ class OstAllocator:
         if not 1 <= stripe_count <= self._ost_count:
             raise ValueError(f"stripe_count: expected 1..{self._ost_count} (or -1 for all OSTs), got {stripe_count}")
         if self._offset >= 0:
-            osts = tuple((self._offset + k) % self._ost_count for k in range(stripe_count))
+            first = self._index_order.index(self._offset)
+            osts = tuple(self._index_order[(first + k) % self._ost_count] for k in range(stripe_count))
         else:
             osts = tuple(self._rr_order[(self._next + k) % self._ost_count] for k in range(stripe_count))
             self._next = (self._next + stripe_count) % self._ost_count

@@ -10,6 +10,7 @@ specs here: ``[client]`` -> :class:`~simfs.hardware.ClientSpec`, ``[oss]`` ->
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from simfs.errors import ProfileError
 from simfs.hardware import (
@@ -93,11 +94,19 @@ class MdsSpec:
 class LustreSystem:
     """Everything needed to build a Lustre model for a run."""
 
+    #: What the model's parts are called in resource names and bottleneck columns (a
+    #: file system built on the same object-storage skeleton renames them: ``panfs.py``).
+    NAMES: ClassVar[dict[str, str]] = {"server": "oss", "target": "ost", "controller": "controller", "metadata": "mds"}
+    #: The file system's name in ``simfs show`` and errors.
+    FILESYSTEM: ClassVar[str] = "lustre"
+
     name: str
     description: str
     client: ClientSpec
     client_count: int
     fabric_blocking_factor: float
+    #: Links from the clients' switch to the servers' (0: clients and servers on one switch).
+    client_uplink_Bps: float
     #: Ethernet switch port buffer, per-server TCP burst and minimum RTO (TCP incast).
     port_buffer_bytes: float
     tcp_burst_bytes: float
@@ -120,6 +129,19 @@ class LustreSystem:
     failed_drive_osts: tuple[int, ...] = ()
     ost_state: str = "degraded"
     rebuild_fraction: float = 0.3
+    #: Bytes sent and stored per byte written: 1 for Lustre (RAID is inside the OST);
+    #: components / data components for a file system whose clients write parity (PanFS).
+    write_redundancy: float = 1.0
+
+    @property
+    def excluded_osts(self) -> tuple[int, ...]:
+        """OSTs no new file may use (none in Lustre; a failed PanFS blade)."""
+        return ()
+
+    def incast_senders(self, osts: list[int]) -> int:
+        """How many senders answer one round of a read from ``osts`` at once (TCP
+        incast).  In Lustre an OSS answers for all its OSTs."""
+        return len({self.oss_of_ost(ost) for ost in osts})
 
     def ost_capacity_factor(self, ost: int) -> float:
         if ost not in self.failed_drive_osts:
@@ -229,6 +251,7 @@ class LustreSystem:
             client=client,
             client_count=profile.number("client.count", integer=True, positive=True),
             fabric_blocking_factor=profile.number("fabric.blocking_factor", 1.0, minimum=1),
+            client_uplink_Bps=profile.number("fabric.client_uplink_Bps", 0.0, minimum=0),
             port_buffer_bytes=profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
             tcp_burst_bytes=profile.number("fabric.tcp_burst_bytes", 65536, positive=True),
             rto_min_s=profile.number("fabric.rto_min_s", 0.2, minimum=0),
@@ -289,7 +312,12 @@ class LustreSystem:
             f"  clients: {self.client_count} x ({c.cores} cores, {format_bytes(c.memory_bytes)} RAM, "
             f"{c.network.name} {c.network.bandwidth_Bps / 1e9:.3g} GB/s, "
             f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
-            f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
+            f"  fabric: blocking factor {self.fabric_blocking_factor:g}"
+            + (
+                f"; clients reach the servers over {self.client_uplink_Bps / 1e9:.3g} GB/s of uplinks"
+                if self.client_uplink_Bps
+                else ""
+            ),
             f"  MDS: create {self.mds.create_per_s:g}/s, open {self.mds.open_per_s:g}/s, "
             f"close {self.mds.close_per_s:g}/s, stat {self.mds.stat_per_s:g}/s, remove {self.mds.remove_per_s:g}/s; "
             f"{self.mds.dir_update_per_s:g} creates or removes/s in one directory",
@@ -385,11 +413,11 @@ def _visits(profile: Profile, ost: RaidSet, tunables: LustreTunables) -> dict[st
     }
 
 
-def _hdd(profile: Profile) -> HddSpec:
+def _hdd(profile: Profile, table: str = "ost.hdd") -> HddSpec:
     return HddSpec(
-        sustained_Bps=profile.number("ost.hdd.sustained_Bps", positive=True),
-        average_seek_s=profile.number("ost.hdd.average_seek_s", 0.0, minimum=0),
-        rpm=profile.number("ost.hdd.rpm", 0.0, minimum=0),
+        sustained_Bps=profile.number(f"{table}.sustained_Bps", positive=True),
+        average_seek_s=profile.number(f"{table}.average_seek_s", 0.0, minimum=0),
+        rpm=profile.number(f"{table}.rpm", 0.0, minimum=0),
     )
 
 

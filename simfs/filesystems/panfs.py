@@ -1,0 +1,244 @@
+"""Panasas PanFS (ActiveScale / ActiveStor): shelves of blades, per-file RAID.
+
+A PanFS installation is an object-storage file system, the same skeleton as Lustre's
+(clients, a metadata service, storage servers holding object targets), so the model reuses
+:class:`~simfs.filesystems.lustre.LustreSystem` and its run-time instance, mapping:
+
+========================  ============================  =====================================
+PanFS                     model part                    profile section
+========================  ============================  =====================================
+DirectorBlade             metadata service (``director``)  ``[director]``
+shelf and its uplink      server (``shelf``): NIC = uplink ``[shelf]``
+StorageBlade port + CPU   per-shelf "controller" (``blade-port``), one per blade, holding the
+                          blade's write-back cache      ``[blade]``
+StorageBlade drives       target (``blade``)            ``[blade]``, ``[blade.hdd]``
+per-file RAID-5           parity stripes of ``raid_width`` blades, 64 KB stripe units,
+                          over ``blades_per_file`` blades (the stripe count);
+                          ``write_redundancy`` = width / (width - 1)   ``[panfs]``
+========================  ============================  =====================================
+
+What differs from Lustre, and why (Welch et al., "Scalable Performance of the Panasas
+Parallel File System", FAST 2008, sections 3-5; seed ``000_cd5f2d1d7b196eec.txt``,
+"Background on Panasas ActiveScale"):
+
+* **Per-file RAID computed by the client.**  Each file is striped in 64 KB stripe units
+  over a parity group of blades, one unit in each stripe being parity, and the client
+  computes and sends the parity.  So a client writing ``B`` bytes sends and the blades store
+  ``B x width / (width - 1)``: the client's 1GbE carries payload *and* parity.
+* **TCP incast.**  A read of one stripe is answered by every blade holding a component at
+  once, each from its own port; the senders that overflow a client's switch port are
+  blades, not shelves (``incast_sender_of_ost``).  This is the case the incast literature
+  started from (Nagle, Serenyi and Matthews, SC 2004, on Panasas).
+* **Blade failure.**  A failed blade leaves the bladeset: new files avoid it, and while
+  its data is reconstructed every surviving blade gives ``rebuild_fraction`` of its drives
+  to the rebuild (PanFS rebuilds in parallel on all blades, per file; Welch et al. 2008,
+  section 4.3).  ``panfs.failed_blades`` and ``panfs.rebuilding`` are the what-if.
+
+Not modelled: the HybridBlade's SSD (it holds metadata and small files, not the streaming
+data of dd and IOR), and more than one DirectorBlade serving one volume (a volume is
+managed by one director; the seed's tests use one volume).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from simfs.errors import ProfileError
+from simfs.filesystems.lustre.system import (
+    LustreSystem,
+    LustreTunables,
+    MdsSpec,
+    _drive_name,
+    _hdd,
+    _networks,
+)
+from simfs.hardware import ClientSpec, ControllerSpec, LinkSpec, RaidSet, ServerSpec
+from simfs.hardware.raid import PARITY_DISKS
+from simfs.mechanisms import mechanisms_from_profile
+from simfs.systems.profile import Profile
+from simfs.units import format_bytes
+
+
+@dataclass(frozen=True)
+class PanfsSystem(LustreSystem):
+    """A PanFS installation; see the module docstring for how its parts map."""
+
+    NAMES: ClassVar[dict[str, str]] = {
+        "server": "shelf",
+        "target": "blade",
+        "controller": "blade-port",
+        "metadata": "director",
+    }
+    FILESYSTEM: ClassVar[str] = "panfs"
+
+    #: Blades that have failed (what-if); see ``rebuilding``.
+    failed_blades: tuple[int, ...] = ()
+    #: True while the failed blades' data is reconstructed on the others.
+    rebuilding: bool = False
+    #: Components of one parity stripe, parity included (RAID-5: width - 1 data units).
+    raid_width: int = 10
+
+    @property
+    def excluded_osts(self) -> tuple[int, ...]:
+        return self.failed_blades
+
+    def incast_senders(self, osts: list[int]) -> int:
+        # A sequential reader reads one parity stripe at a time: its data components'
+        # blades answer at once, each from its own port.
+        return min(len(set(osts)), self.raid_width - 1)
+
+    def ost_capacity_factor(self, ost: int) -> float:
+        if ost in self.failed_blades:
+            return 1.0  # no new file is placed on it (``excluded_osts``)
+        return 1.0 - self.rebuild_fraction if self.failed_blades and self.rebuilding else 1.0
+
+    # -- construction from a profile ----------------------------------------------------
+    @classmethod
+    def from_profile(cls, profile: Profile) -> PanfsSystem:
+        networks = _networks(profile)
+
+        def link(key: str) -> LinkSpec:
+            name = profile.string(key)
+            if name not in networks:
+                raise ProfileError(
+                    f"{profile.origin}: {key}: unknown network {name!r} (expected one of {', '.join(sorted(networks))})"
+                )
+            return networks[name]
+
+        shelf_count = profile.number("shelf.count", integer=True, positive=True)
+        blades_per_shelf = profile.number("shelf.storage_blades", integer=True, positive=True)
+        try:
+            client = ClientSpec(
+                cores=profile.number("client.cores", integer=True, positive=True),
+                memory_bytes=profile.number("client.memory_bytes", positive=True),
+                network=link("client.network"),
+                copy_write_Bps=profile.number("client.copy_write_Bps", positive=True),
+                copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
+                dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
+            )
+            shelf = ServerSpec(
+                network=link("shelf.uplink"),
+                cpu_Bps=profile.number("shelf.switch_Bps", positive=True),
+            )
+            drive_kind = profile.string("blade.drive", choices={"hdd"})
+            blade = RaidSet(
+                level=profile.string("blade.raid_level", choices=set(PARITY_DISKS)),
+                disk_count=profile.number("blade.drives", integer=True, positive=True),
+                drive=_hdd(profile, "blade.hdd"),
+            )
+            port = ControllerSpec(
+                bandwidth_Bps=profile.number("blade.port_Bps", positive=True),
+                cache_bytes=profile.number("blade.cache_bytes", 0, minimum=0),
+            )
+        except ValueError as exc:
+            raise ProfileError(f"{profile.origin}: {exc}") from None
+        del drive_kind  # only HDD blades exist in the seeds; the choice is checked above
+
+        blades = shelf_count * blades_per_shelf
+        width = profile.number("panfs.raid_width", integer=True, minimum=2, maximum=blades)
+        # A large file spans many parity stripes, placed over the bladeset (RAID 50).
+        spread = profile.number("panfs.blades_per_file", integer=True, minimum=width, maximum=blades)
+        stripe_unit = profile.number("panfs.stripe_unit_bytes", 65536, integer=True, positive=True)
+        if stripe_unit % 65536:
+            raise ProfileError(f"{profile.origin}: panfs.stripe_unit_bytes: expected a multiple of 65536")
+        failed = profile.raw("panfs.failed_blades", [])
+        if not isinstance(failed, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < blades for i in failed
+        ):
+            raise ProfileError(
+                f"{profile.origin}: panfs.failed_blades: expected a list of blade indices 0..{blades - 1}, got {failed!r}"
+            )
+        usable = blades - len(set(failed))
+        if usable < width:
+            raise ProfileError(
+                f"{profile.origin}: panfs.failed_blades: {usable} blades left, fewer than panfs.raid_width = {width}"
+            )
+        tunables = LustreTunables(
+            stripe_count=min(spread, usable),  # new files go to the blades left
+            stripe_size_bytes=stripe_unit,
+            stripe_offset=-1,
+            max_rpcs_in_flight=profile.number("panfs.requests_in_flight_per_blade", integer=True, positive=True),
+            rpc_size_bytes=stripe_unit,
+            max_dirty_bytes_per_osc=profile.number("panfs.max_dirty_bytes_per_blade", integer=True, positive=True),
+            rpc_latency_s=profile.number("panfs.request_latency_s", positive=True),
+            metadata_latency_s=profile.number("panfs.metadata_latency_s", positive=True),
+            max_read_ahead_bytes=profile.number("panfs.max_read_ahead_bytes", integer=True, positive=True),
+        )
+        system = cls(
+            name=profile.string("system.name"),
+            description=profile.string("system.description"),
+            client=client,
+            client_count=profile.number("client.count", integer=True, positive=True),
+            fabric_blocking_factor=profile.number("fabric.blocking_factor", 1.0, minimum=1),
+            client_uplink_Bps=profile.number("fabric.client_uplink_Bps", 0.0, minimum=0),
+            port_buffer_bytes=profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
+            tcp_burst_bytes=profile.number("fabric.tcp_burst_bytes", 65536, positive=True),
+            rto_min_s=profile.number("fabric.rto_min_s", 0.2, minimum=0),
+            mds=MdsSpec(
+                create_per_s=profile.number("director.create_per_s", positive=True),
+                open_per_s=profile.number("director.open_per_s", positive=True),
+                close_per_s=profile.number("director.close_per_s", positive=True),
+                stat_per_s=profile.number("director.stat_per_s", positive=True),
+                remove_per_s=profile.number("director.remove_per_s", positive=True),
+                dir_update_per_s=profile.number("director.dir_update_per_s", positive=True),
+            ),
+            oss=shelf,
+            oss_count=shelf_count,
+            osts_per_oss=blades_per_shelf,
+            ost=blade,
+            controller=port,
+            controller_count=blades_per_shelf,
+            controller_attached="per-oss",
+            tunables=tunables,
+            origin=profile.origin,
+            mechanisms=mechanisms_from_profile(profile),
+            rebuild_fraction=profile.number("panfs.rebuild_fraction", 0.3, minimum=0, maximum=0.95),
+            # One visit size both ways: the blade's OSD file system writes out of its cache and
+            # reads ahead in the same extents (an assumption; it makes the read peak a prediction).
+            read_visit_bytes=profile.number("blade.hdd.visit_bytes", stripe_unit, positive=True),
+            write_visit_bytes=profile.number("blade.hdd.visit_bytes", stripe_unit, positive=True),
+            write_redundancy=width / (width - 1),
+            raid_width=width,
+            failed_blades=tuple(sorted(set(failed))),
+            rebuilding=profile.boolean("panfs.rebuilding", False),
+        )
+        profile.string("system.filesystem", choices={"panfs"})
+        profile.check_all_read(ignore=("system.sources", "calibration"))
+        return system
+
+    # -- description --------------------------------------------------------------------
+    def describe(self) -> str:
+        c, t, blade = self.client, self.tunables, self.ost
+        port = self.controller
+        assert port is not None
+        lines = [
+            f"{self.name}: {self.description}",
+            f"  profile: {self.origin}",
+            f"  clients: {self.client_count} x ({c.cores} cores, {format_bytes(c.memory_bytes)} RAM, "
+            f"{c.network.name} {c.network.bandwidth_Bps / 1e9:.3g} GB/s, "
+            f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
+            f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
+            f"  DirectorBlade: create {self.mds.create_per_s:g}/s, open {self.mds.open_per_s:g}/s, "
+            f"stat {self.mds.stat_per_s:g}/s, remove {self.mds.remove_per_s:g}/s; "
+            f"{self.mds.dir_update_per_s:g} creates or removes/s in one directory",
+            f"  shelves: {self.oss_count} x ({self.osts_per_oss} StorageBlades, "
+            f"{self.oss.network.name} uplink {self.oss.network.bandwidth_Bps / 1e9:.3g} GB/s)",
+            f"  StorageBlades: {self.ost_count} x ({blade.disk_count} {_drive_name(blade.drive)} as {blade.level}, "
+            f"port {port.bandwidth_Bps / 1e6:.0f} MB/s, cache {format_bytes(port.cache_bytes)})",
+            f"  files over {t.stripe_count} blades in RAID-5 parity stripes of {self.raid_width} "
+            f"({self.raid_width - 1} data + parity, {format_bytes(t.stripe_size_bytes)} stripe units): "
+            f"{self.write_redundancy:.3g} bytes sent per byte written",
+            f"  client: {t.max_rpcs_in_flight} x {format_bytes(t.rpc_size_bytes)} in flight per blade, "
+            f"{t.rpc_latency_s * 1e3:.3g} ms round trip",
+        ]
+        off = [name for name, on in self.mechanisms.items() if not on]
+        lines.append(f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on")
+        if self.failed_blades:
+            state = f"rebuilding ({self.rebuild_fraction:.0%} of every other blade)" if self.rebuilding else "failed"
+            lines.append(f"  blades {', '.join(map(str, self.failed_blades))}: {state}; new files avoid them")
+        usable = self.ost_count - len(self.failed_blades)
+        blade_rate = min(port.bandwidth_Bps, blade.bandwidth_Bps("write"))
+        ceiling = min(usable * blade_rate, self.oss_count * self.oss.network.bandwidth_Bps)
+        lines.append(f"  server-side streaming ceiling: {ceiling / 1e9:.3g} GB/s")
+        return "\n".join(lines)

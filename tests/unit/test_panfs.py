@@ -1,0 +1,88 @@
+"""The PanFS model: per-file RAID, blade incast, blade failure, against hand values."""
+
+import numpy as np
+import pytest
+import simpy
+
+import simfs
+from simfs.engine import FluidNetwork
+from simfs.errors import ProfileError
+from simfs.filesystems import PanfsSystem
+from simfs.filesystems.lustre import LustreInstance
+from simfs.hardware.incast import incast_goodput_factor
+
+DD = "dd bs=1024000 count=50000"
+
+
+def phase(result, name):
+    return result.phases.set_index("phase").loc[name]
+
+
+def test_panfs_profile_assembles_shelves_and_blades():
+    system = simfs.load_system("crtdc-panfs")
+    assert isinstance(system, PanfsSystem)
+    assert (system.oss_count, system.osts_per_oss, system.ost_count) == (7, 10, 70)
+    # 9 data + 1 parity: the client sends 10/9 bytes per byte written.
+    assert system.write_redundancy == pytest.approx(10 / 9)
+    text = system.describe()
+    assert "StorageBlades: 70" in text and "DirectorBlade" in text
+
+
+def test_client_sends_parity_so_one_writer_gets_the_link_over_the_redundancy():
+    # Without the page cache's write-behind, dd sees the network's pace.
+    no_cache = {"mechanisms.dirty_limit": False}
+    result = simfs.simulate("crtdc-panfs", DD, nodes=1, overrides=no_cache)
+    link = simfs.load_system("crtdc-panfs").client.network.bandwidth_Bps
+    assert phase(result, "write")["agg_bw_Bps"] == pytest.approx(link * 9 / 10, rel=0.01)
+    assert phase(result, "read")["agg_bw_Bps"] == pytest.approx(link, rel=0.01)
+    assert phase(result, "write")["bottleneck"] == "client-nic"
+    mirrored = simfs.simulate("crtdc-panfs", DD, nodes=1, overrides={**no_cache, "panfs.raid_width": 2})
+    assert phase(mirrored, "write")["agg_bw_Bps"] == pytest.approx(link / 2, rel=0.01)
+
+
+def test_incast_senders_are_the_data_blades_of_one_parity_stripe():
+    system = simfs.load_system("crtdc-panfs")
+    assert system.incast_senders(list(range(70))) == 9
+    assert system.incast_senders([3, 4]) == 2
+    lustre = simfs.load_system("crtdc-lfs3")
+    assert lustre.incast_senders([0, 1, 2, 3]) == 2  # two OSS answer for four OSTs
+
+
+def test_shallow_switch_buffers_collapse_a_single_reader_and_the_switch_restores_it():
+    shallow = {"fabric.port_buffer_bytes": 131072}
+    result = simfs.simulate("crtdc-panfs", DD, nodes=1, overrides=shallow)
+    link = 1.17e8
+    factor = incast_goodput_factor(9, 65536, link, 131072, 65536, 0.2)
+    assert factor < 0.1
+    assert phase(result, "read")["agg_bw_Bps"] == pytest.approx(link * factor, rel=0.02)
+    off = simfs.simulate("crtdc-panfs", DD, nodes=1, overrides={**shallow, "mechanisms.tcp_incast": False})
+    assert phase(off, "read")["agg_bw_Bps"] == pytest.approx(link, rel=0.01)
+
+
+def test_a_failed_blade_gets_no_new_files_and_a_rebuild_costs_every_other_blade():
+    system = simfs.load_system("crtdc-panfs", {"panfs.failed_blades": [5]})
+    instance = LustreInstance(system, FluidNetwork(simpy.Environment()), 4, np.random.default_rng(1))
+    layouts = [instance.allocate(system.tunables.stripe_count, 65536) for _ in range(20)]
+    assert all(5 not in layout.osts and len(layout.osts) == 69 for layout in layouts)
+    healthy = phase(simfs.simulate("crtdc-panfs", DD, nodes=64), "write")["agg_bw_Bps"]
+    rebuilding = phase(
+        simfs.simulate("crtdc-panfs", DD, nodes=64, overrides={"panfs.failed_blades": [5], "panfs.rebuilding": True}),
+        "write",
+    )["agg_bw_Bps"]
+    # Blade-bound at 64 nodes: 69 blades at 70% each against 70 at 100%.
+    assert rebuilding / healthy == pytest.approx(69 * 0.7 / 70, rel=0.03)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"panfs.failed_blades": [70]}, "panfs.failed_blades"),
+        ({"panfs.failed_blades": "all"}, "panfs.failed_blades"),
+        ({"panfs.raid_width": 1}, "panfs.raid_width"),
+        ({"panfs.stripe_unit_bytes": 100000}, "panfs.stripe_unit_bytes"),
+        ({"blade.drive": "ssd"}, "blade.drive"),
+    ],
+)
+def test_bad_panfs_fields_are_named(overrides, message):
+    with pytest.raises(ProfileError, match=message):
+        simfs.load_system("crtdc-panfs", overrides)
