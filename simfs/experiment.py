@@ -58,10 +58,11 @@ class Experiment:
     background_ppn: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("nodes", "ppn"):
+        for name, minimum in (("nodes", 1), ("ppn", 1), ("seed", 0), ("background_nodes", 0), ("background_ppn", 1)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ExperimentError(f"{name}: expected a positive integer, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                kind = "positive" if minimum else "non-negative"
+                raise ExperimentError(f"{name}: expected a {kind} integer, got {value!r}")
         if self.stripe_count is not None and (self.stripe_count == 0 or self.stripe_count < -1):
             raise ExperimentError(f"stripe_count: expected a positive integer or -1, got {self.stripe_count!r}")
         if self.stripe_size is not None and (self.stripe_size <= 0 or self.stripe_size % 65536):
@@ -70,18 +71,8 @@ class Experiment:
             )
         if self.stripe_offset is not None and self.stripe_offset < -1:
             raise ExperimentError(f"stripe_offset: expected -1 or an OST index, got {self.stripe_offset!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ExperimentError(f"seed: expected a non-negative integer, got {self.seed!r}")
         if self.background is not None and (not isinstance(self.background, str) or not self.background.strip()):
             raise ExperimentError(f"background: expected a workload command line, got {self.background!r}")
-        if (
-            isinstance(self.background_nodes, bool)
-            or not isinstance(self.background_nodes, int)
-            or self.background_nodes < 0
-        ):
-            raise ExperimentError(f"background_nodes: expected a non-negative integer, got {self.background_nodes!r}")
-        if isinstance(self.background_ppn, bool) or not isinstance(self.background_ppn, int) or self.background_ppn < 1:
-            raise ExperimentError(f"background_ppn: expected a positive integer, got {self.background_ppn!r}")
         if self.background_nodes and self.background is None:
             raise ExperimentError("background_nodes: set background to the job's command line as well")
 

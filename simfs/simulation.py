@@ -218,18 +218,7 @@ class _Program:
         else:
             yield from self._write(node, layout, share, phase, iteration, size, full_path, cap.rate_Bps, tag, handoffs)
         yield self.fs.metadata("close", self.metadata_tag)
-        self.records.append(
-            RankRecord(
-                iteration,
-                phase.label,
-                phase.op,
-                rank + self.rank_offset,
-                node,
-                phase.bytes_per_rank,
-                open_time,
-                self.env.now,
-            )
-        )
+        self._record(iteration, phase, rank, node, open_time)
 
     def _server_phase(self, rank: int, iteration: int, phase: PhaseSpec):
         """obdfilter-survey: object ``rank`` on OST ``rank mod osts`` of the first OSS,
@@ -245,9 +234,7 @@ class _Program:
         tag = self.network.tag(f"{iteration}/{phase.label}/echo-threads")
         kind = READ if phase.op == "read" else WRITE
         yield self.network.transfer(float(phase.bytes_per_rank), path, rate_cap=cap, tag=tag, kind=kind)
-        self.records.append(
-            RankRecord(iteration, phase.label, phase.op, rank, 0, phase.bytes_per_rank, start, self.env.now)
-        )
+        self._record(iteration, phase, rank, 0, start)
 
     def _metadata_phase(self, rank: int, iteration: int, phase: PhaseSpec):
         """An mdtest phase: ``items_per_rank`` operations one after another, and the
@@ -272,6 +259,10 @@ class _Program:
             yield self.network.transfer(
                 float(phase.bytes_per_rank), path, rate_cap=cap, tag=data_tag, kind=WRITE if op == "write" else READ
             )
+        self._record(iteration, phase, rank, node, start, ops=phase.items_per_rank)
+
+    def _record(self, iteration: int, phase: PhaseSpec, rank: int, node: int, start: float, ops: int = 0) -> None:
+        """The rank's record of a phase that ends now (ranks numbered across both jobs)."""
         self.records.append(
             RankRecord(
                 iteration,
@@ -282,7 +273,7 @@ class _Program:
                 phase.bytes_per_rank,
                 start,
                 self.env.now,
-                ops=phase.items_per_rank,
+                ops=ops,
             )
         )
 

@@ -173,9 +173,7 @@ class ProfileCalibrator:
             # to) is not missed.
             for i in range(len(best)):
                 grid = np.linspace(lower[i], upper[i], self.scan_points)
-                if sweep:
-                    grid = (grid[:-1] + grid[1:]) / 2
-                for value in grid[1:-1] if not sweep else grid:
+                for value in (grid[:-1] + grid[1:]) / 2 if sweep else grid[1:-1]:
                     trial = best.copy()
                     trial[i] = value
                     cost = float(np.sum(residuals(trial, measured) ** 2))

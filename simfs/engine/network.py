@@ -35,7 +35,7 @@ _DONE_REL = 1e-9
 
 def _clock_resolution(now: float) -> float:
     """The smallest delay that still moves a float clock standing at ``now``."""
-    return 4.0 * float(np.spacing(max(now, 1.0)))
+    return 4.0 * math.ulp(max(now, 1.0))
 
 
 class _Deferred(Event):

@@ -48,14 +48,16 @@ from simfs.errors import ProfileError
 from simfs.filesystems.lustre.system import (
     LustreSystem,
     LustreTunables,
-    MdsSpec,
-    _drive_name,
-    _hdd,
-    _networks,
+    client_spec,
+    drive_name,
+    hdd_spec,
+    index_list,
+    link_reader,
+    mds_spec,
+    shared_fields,
 )
-from simfs.hardware import ClientSpec, ControllerSpec, LinkSpec, RaidSet, ServerSpec
+from simfs.hardware import ControllerSpec, RaidSet, ServerSpec
 from simfs.hardware.raid import PARITY_DISKS
-from simfs.mechanisms import mechanisms_from_profile
 from simfs.systems.profile import Profile
 from simfs.units import format_bytes
 
@@ -96,36 +98,21 @@ class PanfsSystem(LustreSystem):
     # -- construction from a profile ----------------------------------------------------
     @classmethod
     def from_profile(cls, profile: Profile) -> PanfsSystem:
-        networks = _networks(profile)
-
-        def link(key: str) -> LinkSpec:
-            name = profile.string(key)
-            if name not in networks:
-                raise ProfileError(
-                    f"{profile.origin}: {key}: unknown network {name!r} (expected one of {', '.join(sorted(networks))})"
-                )
-            return networks[name]
-
+        link = link_reader(profile)
         shelf_count = profile.number("shelf.count", integer=True, positive=True)
         blades_per_shelf = profile.number("shelf.storage_blades", integer=True, positive=True)
+        # Only HDD blades exist in the seeds; the field is there to say so.
+        profile.string("blade.drive", choices={"hdd"})
         try:
-            client = ClientSpec(
-                cores=profile.number("client.cores", integer=True, positive=True),
-                memory_bytes=profile.number("client.memory_bytes", positive=True),
-                network=link("client.network"),
-                copy_write_Bps=profile.number("client.copy_write_Bps", positive=True),
-                copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
-                dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
-            )
+            client = client_spec(profile, link)
             shelf = ServerSpec(
                 network=link("shelf.uplink"),
                 cpu_Bps=profile.number("shelf.switch_Bps", positive=True),
             )
-            drive_kind = profile.string("blade.drive", choices={"hdd"})
             blade = RaidSet(
                 level=profile.string("blade.raid_level", choices=set(PARITY_DISKS)),
                 disk_count=profile.number("blade.drives", integer=True, positive=True),
-                drive=_hdd(profile, "blade.hdd"),
+                drive=hdd_spec(profile, "blade.hdd"),
             )
             port = ControllerSpec(
                 bandwidth_Bps=profile.number("blade.port_Bps", positive=True),
@@ -133,7 +120,6 @@ class PanfsSystem(LustreSystem):
             )
         except ValueError as exc:
             raise ProfileError(f"{profile.origin}: {exc}") from None
-        del drive_kind  # only HDD blades exist in the seeds; the choice is checked above
 
         blades = shelf_count * blades_per_shelf
         width = profile.number("panfs.raid_width", integer=True, minimum=2, maximum=blades)
@@ -142,14 +128,8 @@ class PanfsSystem(LustreSystem):
         stripe_unit = profile.number("panfs.stripe_unit_bytes", 65536, integer=True, positive=True)
         if stripe_unit % 65536:
             raise ProfileError(f"{profile.origin}: panfs.stripe_unit_bytes: expected a multiple of 65536")
-        failed = profile.raw("panfs.failed_blades", [])
-        if not isinstance(failed, list) or not all(
-            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < blades for i in failed
-        ):
-            raise ProfileError(
-                f"{profile.origin}: panfs.failed_blades: expected a list of blade indices 0..{blades - 1}, got {failed!r}"
-            )
-        usable = blades - len(set(failed))
+        failed = index_list(profile, "panfs.failed_blades", blades, "blade")
+        usable = blades - len(failed)
         if usable < width:
             raise ProfileError(
                 f"{profile.origin}: panfs.failed_blades: {usable} blades left, fewer than panfs.raid_width = {width}"
@@ -166,23 +146,9 @@ class PanfsSystem(LustreSystem):
             max_read_ahead_bytes=profile.number("panfs.max_read_ahead_bytes", integer=True, positive=True),
         )
         system = cls(
-            name=profile.string("system.name"),
-            description=profile.string("system.description"),
+            **shared_fields(profile),
             client=client,
-            client_count=profile.number("client.count", integer=True, positive=True),
-            fabric_blocking_factor=profile.number("fabric.blocking_factor", 1.0, minimum=1),
-            client_uplink_Bps=profile.number("fabric.client_uplink_Bps", 0.0, minimum=0),
-            port_buffer_bytes=profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
-            tcp_burst_bytes=profile.number("fabric.tcp_burst_bytes", 65536, positive=True),
-            rto_min_s=profile.number("fabric.rto_min_s", 0.2, minimum=0),
-            mds=MdsSpec(
-                create_per_s=profile.number("director.create_per_s", positive=True),
-                open_per_s=profile.number("director.open_per_s", positive=True),
-                close_per_s=profile.number("director.close_per_s", positive=True),
-                stat_per_s=profile.number("director.stat_per_s", positive=True),
-                remove_per_s=profile.number("director.remove_per_s", positive=True),
-                dir_update_per_s=profile.number("director.dir_update_per_s", positive=True),
-            ),
+            mds=mds_spec(profile, "director"),
             oss=shelf,
             oss_count=shelf_count,
             osts_per_oss=blades_per_shelf,
@@ -191,8 +157,6 @@ class PanfsSystem(LustreSystem):
             controller_count=blades_per_shelf,
             controller_attached="per-oss",
             tunables=tunables,
-            origin=profile.origin,
-            mechanisms=mechanisms_from_profile(profile),
             rebuild_fraction=profile.number("panfs.rebuild_fraction", 0.3, minimum=0, maximum=0.95),
             # One visit size both ways: the blade's OSD file system writes out of its cache and
             # reads ahead in the same extents (an assumption; it makes the read peak a prediction).
@@ -200,7 +164,7 @@ class PanfsSystem(LustreSystem):
             write_visit_bytes=profile.number("blade.hdd.visit_bytes", stripe_unit, positive=True),
             write_redundancy=width / (width - 1),
             raid_width=width,
-            failed_blades=tuple(sorted(set(failed))),
+            failed_blades=failed,
             rebuilding=profile.boolean("panfs.rebuilding", False),
         )
         profile.string("system.filesystem", choices={"panfs"})
@@ -224,7 +188,7 @@ class PanfsSystem(LustreSystem):
             f"{self.mds.dir_update_per_s:g} creates or removes/s in one directory",
             f"  shelves: {self.oss_count} x ({self.osts_per_oss} StorageBlades, "
             f"{self.oss.network.name} uplink {self.oss.network.bandwidth_Bps / 1e9:.3g} GB/s)",
-            f"  StorageBlades: {self.ost_count} x ({blade.disk_count} {_drive_name(blade.drive)} as {blade.level}, "
+            f"  StorageBlades: {self.ost_count} x ({blade.disk_count} {drive_name(blade.drive)} as {blade.level}, "
             f"port {port.bandwidth_Bps / 1e6:.0f} MB/s, cache {format_bytes(port.cache_bytes)})",
             f"  files over {t.stripe_count} blades in RAID-5 parity stripes of {self.raid_width} "
             f"({self.raid_width - 1} data + parity, {format_bytes(t.stripe_size_bytes)} stripe units): "

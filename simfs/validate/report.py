@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from simfs import __version__  # noqa: E402
 from simfs.report.files import save_figure, write_text  # noqa: E402
-from simfs.validate.run import CaseOutcome, summarise, summarise_by_system  # noqa: E402
+from simfs.validate.run import CaseOutcome, summarise  # noqa: E402
 
 
 def _rate(value: float) -> str:
@@ -51,7 +51,7 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
         )
     else:
         lines.append("No held-out points: nothing here is evidence of predictive skill.")
-    by_system = summarise_by_system(outcomes) if held else {}
+    by_system = summarise(outcomes, by=("system", "split")) if held else {}
     if len({system for system, _ in by_system}) > 1:
         lines += [
             "",

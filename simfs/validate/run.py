@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -147,13 +148,9 @@ def _error_summary(group: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def summarise(outcomes: list[CaseOutcome]) -> dict[str, dict[str, float]]:
-    """Median and worst absolute percentage error per split."""
+def summarise(outcomes: list[CaseOutcome], by: tuple[str, ...] = ("split",)) -> dict[Any, dict[str, float]]:
+    """Median and worst absolute percentage error per split (or per ``by`` columns, e.g.
+    ``("system", "split")``: one system's easy points must not hide another's misses)."""
     points = pd.concat([o.points for o in outcomes if len(o.points)], ignore_index=True)
-    return {split: _error_summary(group) for split, group in points.groupby("split")}
-
-
-def summarise_by_system(outcomes: list[CaseOutcome]) -> dict[tuple[str, str], dict[str, float]]:
-    """As ``summarise``, per (system, split): one system's easy points must not hide another's misses."""
-    points = pd.concat([o.points for o in outcomes if len(o.points)], ignore_index=True)
-    return {(system, split): _error_summary(group) for (system, split), group in points.groupby(["system", "split"])}
+    keys = by[0] if len(by) == 1 else list(by)
+    return {key: _error_summary(group) for key, group in points.groupby(keys)}

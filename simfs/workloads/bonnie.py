@@ -22,7 +22,7 @@ direction, reported as the file size over the time.
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.workloads.options import parse_count, parse_size
+from simfs.workloads.options import parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-f", "-q"}
@@ -30,24 +30,7 @@ _VALUED = {"-d", "-s", "-n", "-x", "-u", "-r", "-m"}
 
 
 def parse_bonnie(args: list[str], command: str) -> WorkloadSpec:
-    flags: set[str] = set()
-    values: dict[str, str] = {}
-    position = 0
-    while position < len(args):
-        arg = args[position]
-        position += 1
-        if arg in _FLAGS:
-            flags.add(arg)
-        elif arg[:2] in _VALUED:
-            name, value = arg[:2], arg[2:]
-            if not value:
-                if position >= len(args):
-                    raise WorkloadError(f"bonnie++: option {name} needs a value")
-                value = args[position]
-                position += 1
-            values[name] = value
-        else:
-            raise WorkloadError(f"bonnie++: unsupported option {arg!r} (see simfs.workloads.bonnie for the subset)")
+    flags, values = scan_options("bonnie++", args, _FLAGS, _VALUED)
     if "-f" not in flags:
         raise WorkloadError("bonnie++: the per-character tests are not modelled: add -f")
     if values.get("-n", "0") != "0":

@@ -25,7 +25,7 @@ experiment settings (``nodes``, ``ppn``), so ``-N`` is rejected with that advice
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.workloads.options import parse_count, parse_size
+from simfs.workloads.options import parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "--posix.odirect"}
@@ -37,37 +37,19 @@ _EXPERIMENT = {"-N": "nodes and ppn", "--tasksPerNode": "ppn"}
 
 
 def parse_ior(args: list[str], command: str) -> WorkloadSpec:
-    flags: set[str] = set()
-    values: dict[str, str] = {}
-    position = 0
-    while position < len(args):
-        arg = args[position]
-        position += 1
-        if arg in _FLAGS:
-            flags.add(arg)
-            continue
-        if arg in _VERBOSITY:
-            continue
-        name, value = arg, None
-        if arg[:2] in _VALUED and len(arg) > 2 and not arg.startswith("--"):
-            name, value = arg[:2], arg[2:]
-        if name in _VALUED:
-            if value is None:
-                if position >= len(args):
-                    raise WorkloadError(f"ior: option {name} needs a value")
-                value = args[position]
-                position += 1
-            if name == "-O":
-                key = value.split("=", 1)[0]
-                if key not in _OUTPUT_ONLY:
-                    raise WorkloadError(f"ior: -O {value}: only {', '.join(sorted(_OUTPUT_ONLY))} are supported")
-                continue
-            values[name] = value
-            continue
-        if name.split("=")[0] in _EXPERIMENT:
-            setting = _EXPERIMENT[name.split("=")[0]]
-            raise WorkloadError(f"ior: option {name} is an experiment setting here: use {setting}")
+    def check_value(name: str, value: str) -> None:
+        if name == "-O" and value.split("=", 1)[0] not in _OUTPUT_ONLY:
+            raise WorkloadError(f"ior: -O {value}: only {', '.join(sorted(_OUTPUT_ONLY))} are supported")
+
+    def unknown(arg: str) -> None:
+        setting = _EXPERIMENT.get(arg.split("=")[0])
+        if setting:
+            raise WorkloadError(f"ior: option {arg} is an experiment setting here: use {setting}")
         raise WorkloadError(f"ior: unsupported option {arg!r} (see simfs.workloads.ior for the subset)")
+
+    flags, values = scan_options(
+        "ior", args, _FLAGS, _VALUED, ignored=_VERBOSITY, check_value=check_value, unknown=unknown
+    )
 
     api = values.get("-a", "POSIX")
     if api.upper() != "POSIX":

@@ -23,7 +23,7 @@ suffixes (powers of 1024).
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.workloads.options import parse_count, parse_size
+from simfs.workloads.options import parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-F", "-D", "-C", "-T", "-E", "-r", "-u"}
@@ -32,26 +32,7 @@ _VERBOSITY = {"-v", "-vv", "-vvv"}
 
 
 def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
-    flags: set[str] = set()
-    values: dict[str, str] = {}
-    position = 0
-    while position < len(args):
-        arg = args[position]
-        position += 1
-        if arg in _FLAGS:
-            flags.add(arg)
-        elif arg in _VERBOSITY:
-            continue
-        elif arg[:2] in _VALUED:
-            name, value = arg[:2], arg[2:]
-            if not value:
-                if position >= len(args):
-                    raise WorkloadError(f"mdtest: option {name} needs a value")
-                value = args[position]
-                position += 1
-            values[name] = value
-        else:
-            raise WorkloadError(f"mdtest: unsupported option {arg!r} (see simfs.workloads.mdtest for the subset)")
+    flags, values = scan_options("mdtest", args, _FLAGS, _VALUED, ignored=_VERBOSITY)
     if "-n" not in values:
         raise WorkloadError("mdtest: -n ITEMS is required (items per rank)")
     items = _count(values, "-n")

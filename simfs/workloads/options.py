@@ -3,6 +3,8 @@ each failure a WorkloadError naming the tool and the option as the user wrote it
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
+
 from simfs.errors import WorkloadError
 from simfs.units import parse_ior_size
 
@@ -24,3 +26,47 @@ def parse_count(tool: str, shown: str, text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise WorkloadError(f"{tool}: {shown}: expected a positive integer")
     return int(text)
+
+
+def scan_options(
+    tool: str,
+    args: list[str],
+    flags: set[str],
+    valued: set[str],
+    *,
+    ignored: Collection[str] = (),
+    check_value: Callable[[str, str], None] | None = None,
+    unknown: Callable[[str], None] | None = None,
+) -> tuple[set[str], dict[str, str]]:
+    """getopt-style scan of a tool's command line: the ``flags`` present and the value of
+    each ``valued`` option (``-n 10`` or ``-n10``; the last one given wins, each one is
+    passed to ``check_value`` first).  ``ignored`` options (verbosity) are skipped.
+    Anything else goes to ``unknown``, which must raise; without it, a WorkloadError names
+    the option and the module with the supported subset."""
+    seen: set[str] = set()
+    values: dict[str, str] = {}
+    position = 0
+    while position < len(args):
+        arg = args[position]
+        position += 1
+        if arg in flags:
+            seen.add(arg)
+        elif arg in ignored:
+            continue
+        elif arg[:2] in valued and not arg.startswith("--"):
+            name, value = arg[:2], arg[2:]
+            if not value:
+                if position >= len(args):
+                    raise WorkloadError(f"{tool}: option {name} needs a value")
+                value = args[position]
+                position += 1
+            if check_value is not None:
+                check_value(name, value)
+            values[name] = value
+        elif unknown is not None:
+            unknown(arg)
+            raise AssertionError(f"{tool}: the unknown-option handler returned for {arg!r}")
+        else:
+            module = tool.rstrip("+")
+            raise WorkloadError(f"{tool}: unsupported option {arg!r} (see simfs.workloads.{module} for the subset)")
+    return seen, values

@@ -161,7 +161,7 @@ def test_a_rebuilding_ost_slows_the_files_on_it():
 def test_bad_failure_inputs_are_named():
     with pytest.raises(ProfileError, match="lost data"):
         simfs.load_system("crtdc-lfs4", {"ost.failed_drive_osts": [0]})  # RAID 0
-    with pytest.raises(ProfileError, match="ost.failed_drive_osts: 99 is not an OST index"):
+    with pytest.raises(ProfileError, match="ost.failed_drive_osts: 99 is not a valid OST index"):
         simfs.load_system("crtdc-lfs3", {"ost.failed_drive_osts": [99]})
 
 

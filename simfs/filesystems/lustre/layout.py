@@ -49,10 +49,10 @@ class OstAllocator:
         rng: np.random.Generator,
         excluded: tuple[int, ...] = (),
     ) -> None:
-        usable = [i for i in range(len(oss_of_ost)) if i not in set(excluded)]
+        usable = [i for i in range(len(oss_of_ost)) if i not in excluded]
         if not usable:
             raise ValueError("excluded: every OST is excluded; no file can be placed")
-        if not -1 <= stripe_offset < len(oss_of_ost) or stripe_offset in set(excluded):
+        if not -1 <= stripe_offset < len(oss_of_ost) or stripe_offset in excluded:
             raise ValueError(
                 f"stripe_offset: expected -1 or a usable OST in 0..{len(oss_of_ost) - 1}, got {stripe_offset}"
             )
@@ -61,7 +61,7 @@ class OstAllocator:
         # Interleave by OSS: first OST of every OSS, then the second of every OSS, ...
         rank_in_oss = {i: sum(1 for j in usable if j < i and oss_of_ost[j] == oss_of_ost[i]) for i in usable}
         self._rr_order = sorted(usable, key=lambda i: (rank_in_oss[i], oss_of_ost[i]))
-        self._index_order = sorted(usable)
+        self._usable = usable  # in index order
         self._next = int(rng.integers(self._ost_count)) if stripe_offset == -1 else 0
 
     @property
@@ -74,8 +74,8 @@ class OstAllocator:
         if not 1 <= stripe_count <= self._ost_count:
             raise ValueError(f"stripe_count: expected 1..{self._ost_count} (or -1 for all OSTs), got {stripe_count}")
         if self._offset >= 0:
-            first = self._index_order.index(self._offset)
-            osts = tuple(self._index_order[(first + k) % self._ost_count] for k in range(stripe_count))
+            first = self._usable.index(self._offset)
+            osts = tuple(self._usable[(first + k) % self._ost_count] for k in range(stripe_count))
         else:
             osts = tuple(self._rr_order[(self._next + k) % self._ost_count] for k in range(stripe_count))
             self._next = (self._next + stripe_count) % self._ost_count

@@ -9,8 +9,9 @@ specs here: ``[client]`` -> :class:`~simfs.hardware.ClientSpec`, ``[oss]`` ->
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from simfs.errors import ProfileError
 from simfs.hardware import (
@@ -177,25 +178,12 @@ class LustreSystem:
     # -- construction from a profile ----------------------------------------------------
     @classmethod
     def from_profile(cls, profile: Profile) -> LustreSystem:
-        networks = _networks(profile)
-
-        def link(key: str) -> LinkSpec:
-            name = profile.string(key)
-            if name not in networks:
-                raise ProfileError(
-                    f"{profile.origin}: {key}: unknown network {name!r} (expected one of {', '.join(sorted(networks))})"
-                )
-            return networks[name]
-
+        link = link_reader(profile)
+        ost_count = profile.number("oss.count", integer=True, positive=True) * profile.number(
+            "oss.osts_per_oss", integer=True, positive=True
+        )
         try:
-            client = ClientSpec(
-                cores=profile.number("client.cores", integer=True, positive=True),
-                memory_bytes=profile.number("client.memory_bytes", positive=True),
-                network=link("client.network"),
-                copy_write_Bps=profile.number("client.copy_write_Bps", positive=True),
-                copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
-                dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
-            )
+            client = client_spec(profile, link)
             oss = ServerSpec(
                 network=link("oss.network"),
                 cpu_Bps=profile.number("oss.cpu_Bps", positive=True),
@@ -203,7 +191,7 @@ class LustreSystem:
                 rpc_service_s=profile.number("oss.rpc_service_s", 0.0, minimum=0),
             )
             drive_kind = profile.string("ost.drive", choices={"hdd", "ssd"})
-            drive = _hdd(profile) if drive_kind == "hdd" else _ssd(profile)
+            drive = hdd_spec(profile) if drive_kind == "hdd" else _ssd(profile)
             ost = RaidSet(
                 level=profile.string("ost.raid_level", choices=set(PARITY_DISKS)),
                 disk_count=profile.number("ost.disks", integer=True, positive=True),
@@ -211,7 +199,7 @@ class LustreSystem:
                 chunk_bytes=profile.number("ost.chunk_bytes", 0, integer=True, minimum=0),
                 write_thread_Bps=profile.number("ost.write_thread_Bps", 0.0, minimum=0),
             )
-            failed = _failed_osts(profile)
+            failed = index_list(profile, "ost.failed_drive_osts", ost_count, "OST")
             rebuilding = profile.boolean("ost.rebuilding", False)
             rebuild_fraction = profile.number("ost.rebuild_fraction", 0.3, minimum=0, maximum=0.95)
             if failed:
@@ -246,27 +234,9 @@ class LustreSystem:
         if tunables.stripe_size_bytes % 65536:
             raise ProfileError(f"{profile.origin}: lustre.stripe_size_bytes: expected a multiple of 65536")
         system = cls(
-            name=profile.string("system.name"),
-            description=profile.string("system.description"),
+            **shared_fields(profile),
             client=client,
-            client_count=profile.number("client.count", integer=True, positive=True),
-            fabric_blocking_factor=profile.number("fabric.blocking_factor", 1.0, minimum=1),
-            client_uplink_Bps=profile.number("fabric.client_uplink_Bps", 0.0, minimum=0),
-            port_buffer_bytes=profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
-            tcp_burst_bytes=profile.number("fabric.tcp_burst_bytes", 65536, positive=True),
-            rto_min_s=profile.number("fabric.rto_min_s", 0.2, minimum=0),
-            mds=MdsSpec(
-                create_per_s=profile.number("mds.create_per_s", positive=True),
-                open_per_s=profile.number("mds.open_per_s", positive=True),
-                close_per_s=profile.number("mds.close_per_s", positive=True),
-                # Absent: a stat costs an open, a remove a create, and one directory
-                # takes creates as fast as the MDS (no extra serialisation).
-                stat_per_s=profile.number("mds.stat_per_s", profile.number("mds.open_per_s"), positive=True),
-                remove_per_s=profile.number("mds.remove_per_s", profile.number("mds.create_per_s"), positive=True),
-                dir_update_per_s=profile.number(
-                    "mds.dir_update_per_s", profile.number("mds.create_per_s"), positive=True
-                ),
-            ),
+            mds=mds_spec(profile, "mds"),
             oss=oss,
             oss_count=profile.number("oss.count", integer=True, positive=True),
             osts_per_oss=profile.number("oss.osts_per_oss", integer=True, positive=True),
@@ -275,18 +245,11 @@ class LustreSystem:
             controller_count=controller_count,
             controller_attached=controller_attached,
             tunables=tunables,
-            origin=profile.origin,
-            mechanisms=mechanisms_from_profile(profile),
             failed_drive_osts=failed,
             ost_state="rebuilding" if rebuilding else "degraded",
             rebuild_fraction=rebuild_fraction,
             **_visits(profile, ost, tunables),
         )
-        bad = [i for i in failed if not 0 <= i < system.ost_count]
-        if bad:
-            raise ProfileError(
-                f"{profile.origin}: ost.failed_drive_osts: {bad[0]} is not an OST index (0..{system.ost_count - 1})"
-            )
         if tunables.stripe_count > system.ost_count:
             raise ProfileError(
                 f"{profile.origin}: lustre.stripe_count: {tunables.stripe_count} is more than "
@@ -324,7 +287,7 @@ class LustreSystem:
             f"  OSS: {self.oss_count} x ({self.oss.network.name} {self.oss.network.bandwidth_Bps / 1e9:.3g} GB/s, "
             f"CPU {self.oss.cpu_Bps / 1e9:.3g} GB/s, {self.oss.threads} service threads), "
             f"{self.osts_per_oss} OST(s) each",
-            f"  OST: {self.ost_count} x {self.ost.level} of {self.ost.disk_count} {_drive_name(self.ost.drive)} "
+            f"  OST: {self.ost_count} x {self.ost.level} of {self.ost.disk_count} {drive_name(self.ost.drive)} "
             f"= {ost_write / 1e6:.0f}/{ost_read / 1e6:.0f} MB/s write/read",
         ]
         if self.controller is not None:
@@ -395,11 +358,75 @@ def _networks(profile: Profile) -> dict[str, LinkSpec]:
     return networks
 
 
-def _failed_osts(profile: Profile) -> tuple[int, ...]:
-    value = profile.raw("ost.failed_drive_osts", [])
+# -- profile readers shared by the file systems built on this skeleton (panfs.py) --------
+def link_reader(profile: Profile) -> Callable[[str], LinkSpec]:
+    """A reader of network-name fields: presets plus the profile's own ``[networks.*]``."""
+    networks = _networks(profile)
+
+    def link(key: str) -> LinkSpec:
+        name = profile.string(key)
+        if name not in networks:
+            raise ProfileError(
+                f"{profile.origin}: {key}: unknown network {name!r} (expected one of {', '.join(sorted(networks))})"
+            )
+        return networks[name]
+
+    return link
+
+
+def client_spec(profile: Profile, link: Callable[[str], LinkSpec]) -> ClientSpec:
+    """``[client]``; the spec's own checks raise ValueError naming the field."""
+    return ClientSpec(
+        cores=profile.number("client.cores", integer=True, positive=True),
+        memory_bytes=profile.number("client.memory_bytes", positive=True),
+        network=link("client.network"),
+        copy_write_Bps=profile.number("client.copy_write_Bps", positive=True),
+        copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
+        dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
+    )
+
+
+def mds_spec(profile: Profile, table: str) -> MdsSpec:
+    """The metadata service from ``[table]`` (``mds``, or PanFS's ``director``)."""
+    create = profile.number(f"{table}.create_per_s", positive=True)
+    open_ = profile.number(f"{table}.open_per_s", positive=True)
+    return MdsSpec(
+        create_per_s=create,
+        open_per_s=open_,
+        close_per_s=profile.number(f"{table}.close_per_s", positive=True),
+        # Absent: a stat costs an open, a remove a create, and one directory takes
+        # creates as fast as the service (no extra serialisation).
+        stat_per_s=profile.number(f"{table}.stat_per_s", open_, positive=True),
+        remove_per_s=profile.number(f"{table}.remove_per_s", create, positive=True),
+        dir_update_per_s=profile.number(f"{table}.dir_update_per_s", create, positive=True),
+    )
+
+
+def shared_fields(profile: Profile) -> dict[str, Any]:
+    """The system fields every profile gives the same way: names, clients' count, fabric, mechanisms."""
+    return {
+        "name": profile.string("system.name"),
+        "description": profile.string("system.description"),
+        "client_count": profile.number("client.count", integer=True, positive=True),
+        "fabric_blocking_factor": profile.number("fabric.blocking_factor", 1.0, minimum=1),
+        "client_uplink_Bps": profile.number("fabric.client_uplink_Bps", 0.0, minimum=0),
+        "port_buffer_bytes": profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
+        "tcp_burst_bytes": profile.number("fabric.tcp_burst_bytes", 65536, positive=True),
+        "rto_min_s": profile.number("fabric.rto_min_s", 0.2, minimum=0),
+        "origin": profile.origin,
+        "mechanisms": mechanisms_from_profile(profile),
+    }
+
+
+def index_list(profile: Profile, key: str, count: int, noun: str) -> tuple[int, ...]:
+    """A list of distinct indices in ``0..count-1`` (failed OSTs or blades), sorted."""
+    value = profile.raw(key, [])
     if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
-        raise ProfileError(f"{profile.origin}: ost.failed_drive_osts: expected a list of OST indices, got {value!r}")
-    return tuple(value)
+        raise ProfileError(f"{profile.origin}: {key}: expected a list of {noun} indices, got {value!r}")
+    bad = [i for i in value if not 0 <= i < count]
+    if bad:
+        raise ProfileError(f"{profile.origin}: {key}: {bad[0]} is not a valid {noun} index (0..{count - 1})")
+    return tuple(sorted(set(value)))
 
 
 def _visits(profile: Profile, ost: RaidSet, tunables: LustreTunables) -> dict[str, float]:
@@ -413,7 +440,7 @@ def _visits(profile: Profile, ost: RaidSet, tunables: LustreTunables) -> dict[st
     }
 
 
-def _hdd(profile: Profile, table: str = "ost.hdd") -> HddSpec:
+def hdd_spec(profile: Profile, table: str = "ost.hdd") -> HddSpec:
     return HddSpec(
         sustained_Bps=profile.number(f"{table}.sustained_Bps", positive=True),
         average_seek_s=profile.number(f"{table}.average_seek_s", 0.0, minimum=0),
@@ -432,7 +459,7 @@ def _ssd(profile: Profile) -> SsdSpec:
     )
 
 
-def _drive_name(drive: object) -> str:
+def drive_name(drive: object) -> str:
     if isinstance(drive, HddSpec):
         return f"HDD ({drive.sustained_Bps / 1e6:.0f} MB/s)"
     assert isinstance(drive, SsdSpec)
