@@ -37,6 +37,14 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
 ``mds_directory_lock``      creates and removes in one shared directory serialise on its lock
                             (``simfs.filesystems.lustre.system.MdsSpec``)
 ``fabric_oversubscription`` the switch core carries ports x port rate / blocking factor
+``call_overhead``           every buffered read()/write() call costs ``client.call_overhead_s``
+                            of the core beyond its copy (``simfs.hardware.client``)
+``client_read_sharing``     ranks on one node reading the same data fetch it once; the others
+                            read the node's page cache (``simfs.filesystems.lustre.instance``)
+``server_read_cache``       nodes reading the same data at once: the server reads it from its
+                            drives once and serves the others from its cache
+``readahead_restart``       a buffered reader that jumps to a new segment waits one RPC round
+                            trip before readahead runs again (``simfs.simulation``)
 ==========================  ================================================================
 """
 
@@ -61,6 +69,10 @@ MECHANISMS = {
     "rpc_window": "RPCs in flight per client and OST (a rate cap)",
     "mds_directory_lock": "creates and removes in one directory serialise on its lock",
     "fabric_oversubscription": "switch core capacity (blocking factor)",
+    "call_overhead": "per-call core time of buffered read()/write() beyond the copy",
+    "client_read_sharing": "ranks on a node reading the same data fetch it once (page cache)",
+    "server_read_cache": "nodes reading the same data at once cost the drives one read (server cache)",
+    "readahead_restart": "a buffered reader stalls one RPC round trip at each jump to a new segment",
 }
 
 

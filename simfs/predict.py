@@ -2,7 +2,7 @@
 
 Shared by the calibrators (which compare predictions with measurements while searching
 parameters) and by validation.  A row is simulatable when its tool is one simfs models
-(dd, IOR, mdtest, bonnie++, obdfilter-survey), its metric is a rate the simulator reports, and its nodes and processes
+(dd, IOR, mdtest, bonnie++, obdfilter-survey, the access classes), its metric is a rate the simulator reports, and its nodes and processes
 per node are known (directly or through ``over``).  mdtest rates (``ops_rate``) are
 compared phase by phase (its "File creation" is simfs's "file create"; tree creation
 and removal are not simulated).  Rows that are not get a reason,
@@ -12,6 +12,10 @@ Metrics: ``agg_bw`` -> the tool's aggregate (``agg_bw_Bps``); ``per_node_bw`` ->
 ``per_node_bw_Bps``; ``rank_bw`` -> the mean over ranks of each rank's own rate;
 ``min_rank_agg_bw`` -> the slowest rank's rate times the number of ranks.  A row
 with ``over = "nodes=1,2,4"`` is the maximum over that sweep (a published peak).
+
+A setting whose key names a profile field (it has a dot: ``cxfs.volume=all``) is a
+profile override for that measurement, as ``--set`` is for a run: the seed measured it
+on the system configured that way.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ import pandas as pd
 from simfs import simulation
 from simfs.errors import SimfsError
 from simfs.experiment import EXPERIMENT_KEYS, Experiment
-from simfs.filesystems import LustreSystem
+from simfs.filesystems import LustreSystem, system_from_profile
+from simfs.systems.profile import Profile
 from simfs.workloads import parse_workload
 
-SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++", "obdfilter-survey"}
+SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++", "obdfilter-survey", "access-class"}
 SIMULATED_METRICS = {
     "agg_bw": "agg_bw_Bps",
     "per_node_bw": "per_node_bw_Bps",
@@ -69,6 +74,8 @@ class Point:
     experiments: tuple[Experiment, ...]
     measured: float
     uncertainty: float
+    #: Profile overrides the measurement was taken under (sorted ``(field, value)`` pairs).
+    overrides: tuple[tuple[str, Any], ...] = ()
 
 
 def plan(measurements: pd.DataFrame, *, warn: bool = True) -> tuple[list[Point], pd.DataFrame]:
@@ -131,9 +138,11 @@ def make_point(
     uncertainty: float,
 ) -> Point:
     """A point from its parts; raises ``NotSimulated`` with the reason when it cannot be simulated."""
+    overrides = tuple(sorted((k, v) for k, v in settings.items() if "." in k))
+    settings = {k: v for k, v in settings.items() if "." not in k}
     unknown = set(settings) - set(EXPERIMENT_KEYS)
     if unknown:
-        raise NotSimulated(f"settings {sorted(unknown)} are not experiment settings")
+        raise NotSimulated(f"settings {sorted(unknown)} are not experiment settings (or profile fields, with a dot)")
     base: dict[str, Any] = dict(settings)
     if "obdfilter-survey" in workload.split():
         # The survey runs on a server: no client nodes or processes to give.
@@ -150,7 +159,7 @@ def make_point(
         experiments = tuple(Experiment.from_settings(g) for g in grids)
     except SimfsError as exc:
         raise NotSimulated(str(exc)) from None
-    return Point(index, workload, phase, metric, experiments, measured, uncertainty)
+    return Point(index, workload, phase, metric, experiments, measured, uncertainty, overrides)
 
 
 def _over(text: Any) -> dict[str, list[int]]:
@@ -166,24 +175,39 @@ def _over(text: Any) -> dict[str, list[int]]:
 
 
 class Predictor:
-    """Predicts points on one system, simulating each distinct run once."""
+    """Predicts points on one system, simulating each distinct run once.
 
-    def __init__(self, system: LustreSystem) -> None:
+    ``profile`` is the system's profile, needed for points taken under profile overrides.
+    """
+
+    def __init__(self, system: LustreSystem, profile: Profile | None = None) -> None:
         self.system = system
-        self._runs: dict[tuple[str, Experiment], list[dict[str, Any]]] = {}
+        self.profile = profile
+        self._runs: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         self._specs: dict[str, Any] = {}
+        self._variants: dict[tuple[tuple[str, Any], ...], LustreSystem] = {(): system}
 
-    def run(self, workload: str, experiment: Experiment) -> list[dict[str, Any]]:
+    def _system(self, overrides: tuple[tuple[str, Any], ...]) -> LustreSystem:
+        if overrides not in self._variants:
+            if self.profile is None:
+                raise SimfsError(f"profile overrides {dict(overrides)} need the system's profile")
+            self._variants[overrides] = system_from_profile(self.profile.with_overrides(dict(overrides)))
+        return self._variants[overrides]
+
+    def run(
+        self, workload: str, experiment: Experiment, overrides: tuple[tuple[str, Any], ...] = ()
+    ) -> list[dict[str, Any]]:
         """Phase metrics of one run (``Result.phase_metrics``), simulated once."""
-        key = (workload, experiment)
+        key = (workload, experiment, overrides)
         if key not in self._runs:
             spec = self._specs.setdefault(workload, parse_workload(workload))
-            self._runs[key] = simulation.run(self.system, spec, experiment).phase_metrics()
+            self._runs[key] = simulation.run(self._system(overrides), spec, experiment).phase_metrics()
         return self._runs[key]
 
     def value(self, point: Point, experiment: Experiment) -> float:
         column = SIMULATED_METRICS[point.metric]
-        values = [row[column] for row in self.run(point.workload, experiment) if row["phase"] == point.phase]
+        rows = self.run(point.workload, experiment, point.overrides)
+        values = [row[column] for row in rows if row["phase"] == point.phase]
         return float(np.mean(values))
 
     def predict(self, point: Point) -> float:

@@ -186,6 +186,7 @@ class _Program:
             direct=phase.direct,
             transfer_size_bytes=phase.transfer_size_bytes,
             readers_on_node=ppn,
+            node=node,
         )
         tag = self.network.tag(f"{iteration}/{phase.label}/{cap.reason}")
         size = float(phase.bytes_per_rank)
@@ -197,16 +198,35 @@ class _Program:
             )
             handoffs = conflict / phase.transfer_size_bytes
         full_path = self.fs.data_path(
-            node, layout, share, data_op, copy=not phase.direct, request_bytes=request, lock_handoffs_per_byte=handoffs
+            node,
+            layout,
+            share,
+            data_op,
+            copy=not phase.direct,
+            request_bytes=request,
+            lock_handoffs_per_byte=handoffs,
+            call_bytes=phase.transfer_size_bytes,
+            **self._shared_read_fractions(phase),
         )
 
         if phase.op == "read":
+            stall = self._readahead_restart_s(phase)
+            if stall > 0:
+                yield self.env.timeout(stall)
             yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=READ)
         elif phase.op == "rewrite":
             # Read a chunk, dirty it, write it back: the file once each way, at one pace.
-            read_path = self.fs.data_path(node, layout, share, "read", copy=True, request_bytes=request)
+            read_path = self.fs.data_path(
+                node, layout, share, "read", copy=True, request_bytes=request, call_bytes=phase.transfer_size_bytes
+            )
             read_cap = self.fs.rate_cap(
-                layout, share, "read", direct=False, transfer_size_bytes=phase.transfer_size_bytes, readers_on_node=ppn
+                layout,
+                share,
+                "read",
+                direct=False,
+                transfer_size_bytes=phase.transfer_size_bytes,
+                readers_on_node=ppn,
+                node=node,
             )
             pace = min(cap.rate_Bps, read_cap.rate_Bps)
             yield self.env.all_of(
@@ -253,8 +273,18 @@ class _Program:
                 self.layouts[key] = self.fs.allocate(1, self.stripe_size)
             layout = self.layouts[key]
             share = np.ones(1)
-            path = self.fs.data_path(node, layout, share, op, copy=True, request_bytes=phase.transfer_size_bytes)
-            cap = self.fs.system.client.copy_Bps(op)
+            path = self.fs.data_path(
+                node,
+                layout,
+                share,
+                op,
+                copy=True,
+                request_bytes=phase.transfer_size_bytes,
+                call_bytes=phase.transfer_size_bytes,
+            )
+            cap = self.fs.rate_cap(
+                layout, share, op, direct=False, transfer_size_bytes=phase.transfer_size_bytes, node=node
+            ).rate_Bps
             data_tag = self.network.tag(f"{iteration}/{phase.label}/client-core")
             yield self.network.transfer(
                 float(phase.bytes_per_rank), path, rate_cap=cap, tag=data_tag, kind=WRITE if op == "write" else READ
@@ -291,7 +321,7 @@ class _Program:
         arrive, in the background.  An fsync waits for the write-back, not the destaging.
         """
         fs, buffered = self.fs, not phase.direct
-        dirty = min(size, fs.dirty_limit_bytes(share, self.experiment.ppn)) if buffered else 0.0
+        dirty = min(size, fs.dirty_limit_bytes(share, self.experiment.ppn, node)) if buffered else 0.0
         writers = self._writers_per_controller(iteration, phase)
         cached = min(size, fs.write_back_cache_bytes(layout, share, writers))
         absorbed = min(dirty, cached)  # of the write-back
@@ -303,15 +333,25 @@ class _Program:
         if front > 0:
             self.network.transfer(front, drives, tag=destage_tag, kind=WRITE)
             into_cache = fs.data_path(
-                node, layout, share, "write", copy=buffered, disk=False, lock_handoffs_per_byte=handoffs
+                node,
+                layout,
+                share,
+                "write",
+                copy=buffered,
+                disk=False,
+                lock_handoffs_per_byte=handoffs,
+                call_bytes=phase.transfer_size_bytes,
             )
             yield self.network.transfer(front, into_cache, rate_cap=rate_cap, tag=tag, kind=WRITE)
         if dirty > 0:
             writeback = self.env.process(
                 self._writeback(node, layout, share, phase, iteration, dirty, absorbed, handoffs)
             )
-            copy_path = fs.data_path(node, layout, share, "write", copy=True, network=False, disk=False)
-            yield self.network.transfer(dirty, copy_path, rate_cap=fs.system.client.copy_Bps("write"), tag=tag)
+            copy_path = fs.data_path(
+                node, layout, share, "write", copy=True, network=False, disk=False, call_bytes=phase.transfer_size_bytes
+            )
+            core = fs.clients[node].spec.core_Bps("write", fs.effective_call_bytes(phase.transfer_size_bytes))
+            yield self.network.transfer(dirty, copy_path, rate_cap=core, tag=tag)
             if phase.fsync:
                 yield writeback
 
@@ -357,10 +397,32 @@ class _Program:
             self.existing[file_key] = self.fs.allocate(self.stripe_count, self.stripe_size)
         return self.existing[file_key]
 
+    def _shared_read_fractions(self, phase: PhaseSpec) -> dict[str, float]:
+        """A read of data every rank reads (``same_data``): the ranks of a node fetch it
+        once and share the node's page cache; the nodes, reading it at the same time,
+        cost the drives one read and are served the rest from the servers' cache."""
+        if not (phase.same_data and phase.op == "read"):
+            return {}
+        mechanisms = self.fs.system.mechanisms
+        return {
+            "fetch_fraction": 1.0 / self.experiment.ppn if mechanisms["client_read_sharing"] else 1.0,
+            "disk_fraction": 1.0 / self.experiment.nodes if mechanisms["server_read_cache"] else 1.0,
+        }
+
+    def _readahead_restart_s(self, phase: PhaseSpec) -> float:
+        """The stalls of a buffered reader whose segments of a shared file are not
+        contiguous (IOR ``-s``): readahead sees a seek at each new segment and starts
+        over, so the first read there waits one RPC round trip."""
+        if phase.direct or not phase.shared_file or phase.same_data or self.experiment.ranks == 1:
+            return 0.0
+        if not self.fs.system.mechanisms["readahead_restart"]:
+            return 0.0
+        return (phase.segment_count - 1) * self.fs.system.tunables.rpc_latency_s
+
     def _stripe_share(self, phase: PhaseSpec, owner: int, layout: Layout) -> np.ndarray:
         """Fraction of the rank's bytes in each stripe object of ``layout``."""
         count, size = layout.stripe_count, layout.stripe_size_bytes
-        if phase.shared_file:
+        if phase.shared_file and not phase.same_data:
             block = phase.block_size_bytes
             stride = block * self.experiment.ranks
             per_stripe = segmented_stripe_bytes(owner * block, block, stride, phase.segment_count, size, count)

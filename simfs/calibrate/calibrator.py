@@ -185,7 +185,8 @@ class ProfileCalibrator:
         self, profile: Profile, parameters: list[FreeParameter], values: np.ndarray, points: list[Point]
     ) -> np.ndarray:
         overrides = {p.name: float(v) for p, v in zip(parameters, values)}
-        predictor = Predictor(system_from_profile(profile.with_overrides(overrides)))
+        candidate = profile.with_overrides(overrides)
+        predictor = Predictor(system_from_profile(candidate), candidate)
         return np.array([predictor.predict(point) for point in points])
 
     def _bootstrap(self, residuals, x, lower, upper, measured, stated, rms) -> np.ndarray:
@@ -255,7 +256,8 @@ class ProfileCalibrator:
         """Predicted values for the simulatable rows of ``measurements`` (fitted parameters)."""
         self._check_fitted()
         points, _ = plan(measurements)
-        predictor = Predictor(system_from_profile(self.fitted_profile()))
+        fitted = self.fitted_profile()
+        predictor = Predictor(system_from_profile(fitted), fitted)
         table = measurements.loc[[p.index for p in points]].copy()
         table["predicted"] = [predictor.predict(p) for p in points]
         return table

@@ -1,13 +1,14 @@
-"""File-system models that assemble hardware into a system: Lustre and PanFS (CXFS later)."""
+"""File-system models that assemble hardware into a system: Lustre, PanFS and CXFS."""
 
 from __future__ import annotations
 
 from simfs.errors import ProfileError
+from simfs.filesystems.cxfs import CxfsSystem
 from simfs.filesystems.lustre import LustreSystem
 from simfs.filesystems.panfs import PanfsSystem
 from simfs.systems.profile import Profile
 
-_MODELS: dict[str, type[LustreSystem]] = {"lustre": LustreSystem, "panfs": PanfsSystem}
+_MODELS: dict[str, type[LustreSystem]] = {"lustre": LustreSystem, "panfs": PanfsSystem, "cxfs": CxfsSystem}
 
 
 def system_from_profile(profile: Profile) -> LustreSystem:
@@ -18,4 +19,4 @@ def system_from_profile(profile: Profile) -> LustreSystem:
     return _MODELS[kind].from_profile(profile)
 
 
-__all__ = ["LustreSystem", "PanfsSystem", "system_from_profile"]
+__all__ = ["CxfsSystem", "LustreSystem", "PanfsSystem", "system_from_profile"]

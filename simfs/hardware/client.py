@@ -3,7 +3,13 @@
 Buffered I/O copies every byte between the application buffer and the page cache on the
 calling core.  A single ``dd`` is therefore bounded by one core's copy rate: the CRT-DC
 clients reach 100% CPU with one dd on every Lustre system (seed
-``000_cd5f2d1d7b196eec.txt``, "Analyses").  The node's cores are one resource whose
+``000_cd5f2d1d7b196eec.txt``, "Analyses").
+
+Every call also costs ``call_overhead_s`` of the core beyond its copy (system call, VFS,
+file-system client; for a stdio ``fgets``/``fread`` loop the library's per-call work).
+Large transfers never notice it; 80-byte line reads are bounded by it (GeneIndex on
+CXFS, seed ``003_ccdc285e551f91e9.txt``: about 80 MB/s from one task that reads 700 MB/s
+in large chunks).  The node's cores are one resource whose
 capacity is the number of cores (core-seconds per second); a byte costs
 ``1 / copy_rate`` core-seconds, and one process can use at most one core, which is its
 rate cap.  Direct I/O skips the copy.
@@ -30,6 +36,7 @@ class ClientSpec:
         (user buffer -> page cache, incl. file-system client overhead) and reads.
     dirty_ratio: fraction of RAM that may hold dirty pages before writers are throttled
         (Linux ``vm.dirty_ratio``).
+    call_overhead_s: core time of one buffered read()/write() call beyond its copy.
     """
 
     cores: int
@@ -38,6 +45,7 @@ class ClientSpec:
     copy_write_Bps: float
     copy_read_Bps: float
     dirty_ratio: float = 0.4
+    call_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.cores < 1:
@@ -48,9 +56,21 @@ class ClientSpec:
             raise ValueError("copy_write_Bps, copy_read_Bps: must be positive")
         if not 0 < self.dirty_ratio <= 1:
             raise ValueError("dirty_ratio: must be in (0, 1]")
+        if self.call_overhead_s < 0:
+            raise ValueError("call_overhead_s: must be non-negative")
 
     def copy_Bps(self, op: str) -> float:
         return self.copy_read_Bps if op == "read" else self.copy_write_Bps
+
+    def core_seconds_per_byte(self, op: str, call_bytes: float | None = None) -> float:
+        """Core time per byte of buffered ``op`` in calls of ``call_bytes`` (None: the
+        copy alone)."""
+        per_call = self.call_overhead_s / call_bytes if call_bytes and self.call_overhead_s else 0.0
+        return 1.0 / self.copy_Bps(op) + per_call
+
+    def core_Bps(self, op: str, call_bytes: float | None = None) -> float:
+        """What one process can move on one core: the rate cap of buffered I/O."""
+        return 1.0 / self.core_seconds_per_byte(op, call_bytes)
 
     @property
     def dirty_limit_bytes(self) -> float:

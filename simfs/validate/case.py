@@ -11,7 +11,7 @@ A case is one TOML file::
     split = "held-out"                    # "calibration" if these values trained the system
     tolerance = 0.25                      # pass when |predicted / measured - 1| <= tolerance
     source = "seed 000_cd5f2d1d7b196eec.txt, 'dd writing/reading a 50GB file on 1 to 64 nodes'"
-    settings = { ppn = 1, stripe_count = 4 }
+    settings = { ppn = 1, stripe_count = 4 }  # profile overrides too: "cxfs.volume" = "all"
     curve = "nodes=1,2,4,8,16,32,64"      # optional: the sweep plotted and checked for peak/collapse
 
     [[points]]                            # measured values (optional if [expect] is given)
@@ -23,8 +23,9 @@ A case is one TOML file::
     peak_at = 4                           # where the measured curve peaks (a value of the curve's key)
     collapse = true                       # the curve falls after its peak (>= 10% below it at the end)
     relative_to = "lfs3-dd-nodes-write"   # another case (file stem) whose curve this one is compared with
-    peak_lower = true                     # this curve's peak is lower than that case's
+    peak_lower = true                     # this peak is >1% below that case's (false: >1% above)
     peak_earlier = true                   # ... and comes at a smaller value of the curve's key
+    peak_ratio = 3.5                      # this peak / that case's peak, within case.tolerance
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class ValidationCase:
     relative_to: str = ""
     expect_peak_lower: bool | None = None
     expect_peak_earlier: bool | None = None
+    expect_peak_ratio: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -118,9 +120,10 @@ def load_case(path: str | Path) -> ValidationCase:
     if not tolerance > 0:
         raise SimfsError(f"{path}: case.tolerance: expected a positive fraction, got {tolerance!r}")
     settings = case.get("settings", {})
-    if not isinstance(settings, dict) or set(settings) - set(EXPERIMENT_KEYS):
+    if not isinstance(settings, dict) or {k for k in settings if "." not in k} - set(EXPERIMENT_KEYS):
         raise SimfsError(
-            f"{path}: case.settings: expected a table of experiment settings ({', '.join(EXPERIMENT_KEYS)})"
+            f"{path}: case.settings: expected a table of experiment settings ({', '.join(EXPERIMENT_KEYS)}) "
+            'or profile overrides ("cxfs.volume" = "all")'
         )
     system = need("system", str)
     if system.endswith(".toml"):
@@ -148,11 +151,14 @@ def load_case(path: str | Path) -> ValidationCase:
             )
         )
     expect = data.get("expect", {})
-    known = {"peak_at", "collapse", "relative_to", "peak_lower", "peak_earlier"}
+    known = {"peak_at", "collapse", "relative_to", "peak_lower", "peak_earlier", "peak_ratio"}
     if set(expect) - known:
         raise SimfsError(f"{path}: expect.{sorted(set(expect) - known)[0]}: unknown field")
-    if ("peak_lower" in expect or "peak_earlier" in expect) and "relative_to" not in expect:
-        raise SimfsError(f"{path}: expect.peak_lower/peak_earlier need expect.relative_to (another case)")
+    if {"peak_lower", "peak_earlier", "peak_ratio"} & set(expect) and "relative_to" not in expect:
+        raise SimfsError(f"{path}: expect.peak_lower/peak_earlier/peak_ratio need expect.relative_to (another case)")
+    ratio = expect.get("peak_ratio")
+    if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0):
+        raise SimfsError(f"{path}: expect.peak_ratio: expected a positive number, got {ratio!r}")
     curve = str(case.get("curve", ""))
     if expect and not curve:
         raise SimfsError(f"{path}: [expect] needs case.curve (the sweep to check)")
@@ -174,6 +180,7 @@ def load_case(path: str | Path) -> ValidationCase:
         relative_to=str(expect.get("relative_to", "")),
         expect_peak_lower=expect.get("peak_lower"),
         expect_peak_earlier=expect.get("peak_earlier"),
+        expect_peak_ratio=None if ratio is None else float(ratio),
     )
 
 

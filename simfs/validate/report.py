@@ -22,11 +22,20 @@ def _yes(value: bool | None) -> str:
     return "n/a" if value is None else ("yes" if value else "**no**")
 
 
+def _ratio(outcome: CaseOutcome) -> str:
+    expected = outcome.case.expect_peak_ratio
+    if expected is None:
+        return "n/a"
+    mark = "" if outcome.peak_ratio_matches else " **(miss)**"
+    return f"{expected:.3g} / {outcome.peak_ratio:.3g}{mark}"
+
+
 def _expected(expected: bool | None, predicted: bool | None) -> str:
     if expected is None:
         return "n/a"
     mark = "" if expected == predicted else " **(miss)**"
-    return f"{'yes' if expected else 'no'} / {'yes' if predicted else 'no'}{mark}"
+    shown = "equal" if predicted is None else "yes" if predicted else "no"
+    return f"{'yes' if expected else 'no'} / {shown}{mark}"
 
 
 def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Path:
@@ -90,6 +99,8 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
         for o in relations:
             expected = (o.case.expect_peak_lower, o.case.expect_peak_earlier)
             stated += [predicted == want for predicted, want in zip(o.relation, expected) if want is not None]
+            if o.peak_ratio_matches is not None:
+                stated.append(o.peak_ratio_matches)
         lines += [
             "",
             f"Relations between curves (e.g. 12 processes per node against 1): {sum(stated)} of {len(stated)} as published.",
@@ -117,8 +128,8 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
             "",
             "## Relations between curves",
             "",
-            "| case | compared with | peak (GB/s) | its peak (GB/s) | peak at | its peak at | lower: expected / predicted | earlier: expected / predicted |",
-            "|---|---|---:|---:|---:|---:|---|---|",
+            "| case | compared with | peak (GB/s) | its peak (GB/s) | peak at | its peak at | lower: expected / predicted | earlier: expected / predicted | ratio: expected / predicted |",
+            "|---|---|---:|---:|---:|---:|---|---|---|",
         ]
         by_id = {o.case.identifier: o for o in outcomes}
         for o in relations:
@@ -127,7 +138,7 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
             lines.append(
                 f"| {o.case.identifier} | {o.case.relative_to} | {o.peak_value / 1e9:.3f} | {other.peak_value / 1e9:.3f} | "
                 f"{o.peak_at} | {other.peak_at} | {_expected(o.case.expect_peak_lower, lower)} | "
-                f"{_expected(o.case.expect_peak_earlier, earlier)} |"
+                f"{_expected(o.case.expect_peak_earlier, earlier)} | {_ratio(o)} |"
             )
     lines += [
         "",

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simfs.api import load_system
 from simfs.errors import SimfsError
+from simfs.filesystems import system_from_profile
 from simfs.predict import NotSimulated, Predictor, make_point
+from simfs.systems import load_profile
 from simfs.validate.case import COLLAPSE_DROP, ValidationCase
 from simfs.workloads import parse_workload
 
@@ -30,6 +31,16 @@ class CaseOutcome:
     peak_value: float | None = None
     #: Against ``case.relative_to``: (peak lower, peak earlier), None where not stated.
     relation: tuple[bool | None, bool | None] = (None, None)
+    #: This curve's peak over ``case.relative_to``'s.
+    peak_ratio: float | None = None
+
+    @property
+    def peak_ratio_matches(self) -> bool | None:
+        """The predicted ratio of peaks is within the case's tolerance of the stated one."""
+        expected = self.case.expect_peak_ratio
+        if expected is None or self.peak_ratio is None:
+            return None
+        return abs(self.peak_ratio / expected - 1.0) <= self.case.tolerance
 
     @property
     def peak_within_one_doubling(self) -> bool | None:
@@ -47,13 +58,14 @@ class CaseOutcome:
 
 def run_case(case: ValidationCase) -> CaseOutcome:
     try:
-        system = load_system(case.system)
+        profile = load_profile(case.system)
+        system = system_from_profile(profile)
         spec = parse_workload(case.workload)
     except SimfsError as exc:
         raise SimfsError(f"{case.path}: {exc}") from None
     if case.phase not in {p.label for p in spec.phases}:
         raise SimfsError(f"{case.path}: case.phase: {case.phase!r} is not a phase of {case.workload!r}")
-    predictor = Predictor(system)
+    predictor = Predictor(system, profile)
     rows = []
     for i, measured in enumerate(case.points):
         settings = {**case.settings, **measured.settings}
@@ -130,10 +142,22 @@ def run_cases(cases: list[ValidationCase]) -> list[CaseOutcome]:
             raise SimfsError(
                 f"{case.path}: expect.relative_to: no case {case.relative_to!r} with a curve among those run"
             )
-        lower = outcome.peak_value < other.peak_value if case.expect_peak_lower is not None else None
+        lower = _lower(outcome.peak_value, other.peak_value) if case.expect_peak_lower is not None else None
         earlier = outcome.peak_at < other.peak_at if case.expect_peak_earlier is not None else None
         outcome.relation = (lower, earlier)
+        outcome.peak_ratio = outcome.peak_value / other.peak_value
     return outcomes
+
+
+def _lower(peak: float, other: float) -> bool | None:
+    """Whether ``peak`` is lower than ``other``: True or False when they differ by more
+    than the plateau, None when they are equal within it (neither lower nor higher, so a
+    stated relation either way is a miss)."""
+    if peak < (1 - PEAK_PLATEAU) * other:
+        return True
+    if peak > (1 + PEAK_PLATEAU) * other:
+        return False
+    return None
 
 
 def _error_summary(group: pd.DataFrame) -> dict[str, float]:
@@ -151,6 +175,9 @@ def _error_summary(group: pd.DataFrame) -> dict[str, float]:
 def summarise(outcomes: list[CaseOutcome], by: tuple[str, ...] = ("split",)) -> dict[Any, dict[str, float]]:
     """Median and worst absolute percentage error per split (or per ``by`` columns, e.g.
     ``("system", "split")``: one system's easy points must not hide another's misses)."""
-    points = pd.concat([o.points for o in outcomes if len(o.points)], ignore_index=True)
+    frames = [o.points for o in outcomes if len(o.points)]
+    if not frames:  # shape-only cases (a seed that publishes no numbers)
+        return {}
+    points = pd.concat(frames, ignore_index=True)
     keys = by[0] if len(by) == 1 else list(by)
     return {key: _error_summary(group) for key, group in points.groupby(keys)}

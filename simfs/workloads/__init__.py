@@ -1,10 +1,12 @@
-"""Workloads: command-line parsers (dd, IOR, mdtest, bonnie++) producing one shared WorkloadSpec."""
+"""Workloads: command-line parsers (dd, IOR, mdtest, bonnie++, obdfilter-survey, the seed
+001 access classes) producing one shared WorkloadSpec."""
 
 from __future__ import annotations
 
 import shlex
 
 from simfs.errors import WorkloadError
+from simfs.workloads.access_class import parse_access_class
 from simfs.workloads.bonnie import parse_bonnie
 from simfs.workloads.dd import parse_dd
 from simfs.workloads.ior import parse_ior
@@ -18,6 +20,7 @@ _PARSERS = {
     "mdtest": parse_mdtest,
     "bonnie++": parse_bonnie,
     "obdfilter-survey": parse_obdfilter,
+    "access-class": parse_access_class,
 }
 
 
@@ -47,6 +50,7 @@ def parse_workload(command: str) -> WorkloadSpec:
 __all__ = [
     "PhaseSpec",
     "WorkloadSpec",
+    "parse_access_class",
     "parse_bonnie",
     "parse_dd",
     "parse_ior",

@@ -40,6 +40,8 @@ class PhaseSpec:
         ``-F``, mdtest without ``-u``), so their directory updates serialise.
     server_side: the phase runs on an OSS against its OSTs (obdfilter-survey): no client,
         no network; each rank is an object.
+    same_data: every rank reads the same bytes: all of one shared file (the SFWA
+        access class: every client reads a common input file).
     """
 
     op: Op
@@ -54,6 +56,7 @@ class PhaseSpec:
     items_per_rank: int = 0
     shared_directory: bool = False
     server_side: bool = False
+    same_data: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:

@@ -13,7 +13,7 @@ from simfs.ingest import read_measurements
 from simfs.validate import find_cases, run_cases, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
-SYSTEMS = ["crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5", "xyratex-cs6000", "crtdc-panfs"]
+SYSTEMS = ["crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5", "xyratex-cs6000", "crtdc-panfs", "tud-cxfs"]
 
 
 @pytest.mark.parametrize("system", SYSTEMS)

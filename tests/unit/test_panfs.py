@@ -10,12 +10,9 @@ from simfs.errors import ProfileError
 from simfs.filesystems import PanfsSystem
 from simfs.filesystems.lustre import LustreInstance
 from simfs.hardware.incast import incast_goodput_factor
+from tests.unit.phases import phase
 
 DD = "dd bs=1024000 count=50000"
-
-
-def phase(result, name):
-    return result.phases.set_index("phase").loc[name]
 
 
 def test_panfs_profile_assembles_shelves_and_blades():

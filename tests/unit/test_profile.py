@@ -30,7 +30,8 @@ def test_builtins_build(name):
     system = simfs.load_system(name)
     assert system.name == name
     # OST counts from the seeds: lfs3 16 LUNs, lfs4 and lfs5 32 targets, the CS6000 16 OSTs,
-    # Spider 20 OSS with (an estimated) 2 OSTs each; panfs 7 shelves x 10 StorageBlades.
+    # Spider 20 OSS with (an estimated) 2 OSTs each; panfs 7 shelves x 10 StorageBlades;
+    # CXFS's fastfs 24 LUNs (6 per controller pair); Grid'5000 4 OSTs.
     expected = {
         "crtdc-lfs3": 16,
         "crtdc-lfs4": 32,
@@ -38,6 +39,8 @@ def test_builtins_build(name):
         "xyratex-cs6000": 16,
         "ornl-spider": 40,
         "crtdc-panfs": 70,
+        "tud-cxfs": 24,
+        "g5k-helios": 4,
     }
     assert system.ost_count == expected[name.removesuffix("-fitted")]
 

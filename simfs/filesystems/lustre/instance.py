@@ -29,7 +29,7 @@ from simfs.engine import Flow, FluidNetwork, Path, Resource
 from simfs.engine.resource import combine_load_models
 from simfs.filesystems.lustre.layout import Layout, OstAllocator
 from simfs.filesystems.lustre.system import LustreSystem
-from simfs.hardware import ClientNode, HddSpec, Server, SsdSpec, SwitchSpec
+from simfs.hardware import ClientNode, HddSpec, LinkSpec, Server, SsdSpec, SwitchSpec
 from simfs.hardware.controller import PrefetchThrash
 from simfs.hardware.hdd import SeekThrashing
 from simfs.hardware.incast import incast_goodput_factor
@@ -58,7 +58,7 @@ class LustreInstance:
             raise ValueError(f"nodes: {system.name} has {system.client_count} clients, asked for {nodes}")
         self.system = system
         self.network = network
-        self.clients: list[ClientNode] = [system.client.build(i) for i in range(nodes)]
+        self.clients: list[ClientNode] = [system.client_of(i).build(i) for i in range(nodes)]
         fabric = SwitchSpec(
             port_count=system.client_count + system.oss_count + 1,
             port_bandwidth_Bps=system.client.network.bandwidth_Bps,
@@ -171,6 +171,9 @@ class LustreInstance:
         disk: bool = True,
         request_bytes: float | None = None,
         lock_handoffs_per_byte: float = 0.0,
+        call_bytes: float | None = None,
+        fetch_fraction: float = 1.0,
+        disk_fraction: float = 1.0,
     ) -> Path:
         """The path of a rank's data on ``node``; ``stripe_share`` sums to 1.
 
@@ -182,24 +185,28 @@ class LustreInstance:
         ``request_bytes`` is the size of the requests reaching the OSTs (default: a bulk
         RPC, at most a stripe); it sets the RAID, SSD and OSS-thread costs.
         ``lock_handoffs_per_byte`` loads the OSTs' extent-lock resources (shared-file
-        writes, ``locks.py``).
+        writes, ``locks.py``).  ``call_bytes`` is the application's call size (its
+        per-call core time, ``call_overhead``).  Reads of data other ranks read too move
+        only ``fetch_fraction`` of the rank's bytes over the network (the rest comes from
+        the node's page cache) and read ``disk_fraction`` of those from the drives (the
+        rest from the servers' cache).
         """
         client = self.clients[node]
         path: list[tuple[Resource, float]] = []
         if copy:
-            path.append((client.cpu, 1.0 / client.spec.copy_Bps(op)))
+            path.append((client.cpu, client.spec.core_seconds_per_byte(op, self.effective_call_bytes(call_bytes))))
         request = request_bytes or self.request_bytes(layout)
         # Parity written by the client crosses the network and lands on the targets too.
-        sent = self.system.write_redundancy if op == "write" else 1.0
+        sent = self.system.write_redundancy if op == "write" else fetch_fraction
         if network:
             nic = client.nic_tx if op == "write" else client.nic_rx
-            path.append((nic, sent / self._incast(layout, stripe_share, op)))
+            path.append((nic, sent / self._incast(client.spec.network, layout, stripe_share, op)))
             if self.system.mechanisms["fabric_oversubscription"]:
                 path.append((self.fabric, sent))
             if self.uplink is not None:
                 path.append((self.uplink, sent))
         threads = self.system.oss.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
-        ost_weight = self.ost_cost(op, request) * sent
+        ost_weight = self.ost_cost(op, request) * sent * disk_fraction
         share_sent = (stripe_share * sent).tolist()
         oss_share: dict[int, float] = defaultdict(float)
         for k, share in enumerate(stripe_share):
@@ -208,7 +215,7 @@ class LustreInstance:
             ost = layout.osts[k]
             oss_share[self.system.oss_of_ost(ost)] += share_sent[k]
             if network and self.controllers:
-                path.append((self.controllers[self.system.controller_of_ost(ost)], share_sent[k]))
+                path.append((self.controllers[self.system.controller_of_ost(ost)], share_sent[k] * disk_fraction))
             if network and lock_handoffs_per_byte > 0:
                 path.append((self.locks[ost], share * lock_handoffs_per_byte))
             if disk:
@@ -274,16 +281,20 @@ class LustreInstance:
         size = min(self.system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
         return size if direct_transfer_bytes is None else min(size, direct_transfer_bytes)
 
-    def _incast(self, layout: Layout, stripe_share: np.ndarray, op: str) -> float:
-        """Goodput factor of a read over a TCP client link (``simfs.hardware.incast``)."""
+    def effective_call_bytes(self, call_bytes: float | None) -> float | None:
+        """The call size that sets per-call core time (None with ``call_overhead`` off)."""
+        return call_bytes if self.system.mechanisms["call_overhead"] else None
+
+    def _incast(self, link: LinkSpec, layout: Layout, stripe_share: np.ndarray, op: str) -> float:
+        """Goodput factor of a read over a TCP client ``link`` (``simfs.hardware.incast``)."""
         system = self.system
-        if op != "read" or not system.mechanisms["tcp_incast"] or system.client.network.transport != "tcp":
+        if op != "read" or not system.mechanisms["tcp_incast"] or link.transport != "tcp":
             return 1.0
         servers = system.incast_senders([layout.osts[k] for k, share in enumerate(stripe_share) if share > 0])
         return incast_goodput_factor(
             servers,
             self.request_bytes(layout),
-            system.client.network.bandwidth_Bps,
+            link.bandwidth_Bps,
             system.port_buffer_bytes,
             system.tcp_burst_bytes,
             system.rto_min_s,
@@ -298,6 +309,7 @@ class LustreInstance:
         direct: bool,
         transfer_size_bytes: int,
         readers_on_node: int = 1,
+        node: int = 0,
     ) -> RateCap:
         """The tightest per-rank cap and its reason."""
         t = self.system.tunables
@@ -305,7 +317,8 @@ class LustreInstance:
         if direct:
             caps.append(RateCap(transfer_size_bytes / t.rpc_latency_s, "direct-io-latency"))
         else:
-            caps.append(RateCap(self.system.client.copy_Bps(op), "client-core"))
+            core = self.clients[node].spec.core_Bps(op, self.effective_call_bytes(transfer_size_bytes))
+            caps.append(RateCap(core, "client-core"))
             caps.append(RateCap(self.rpc_window_Bps(stripe_share), "rpc-window"))
             if op == "read" and self.system.mechanisms["readahead_window"]:
                 window = t.max_read_ahead_bytes / readers_on_node
@@ -321,14 +334,14 @@ class LustreInstance:
         touched = int(np.count_nonzero(stripe_share > 0))
         return touched * t.max_rpcs_in_flight * t.rpc_size_bytes / t.rpc_latency_s
 
-    def dirty_limit_bytes(self, stripe_share: np.ndarray, ranks_on_node: int) -> float:
+    def dirty_limit_bytes(self, stripe_share: np.ndarray, ranks_on_node: int, node: int = 0) -> float:
         """Dirty bytes one writer may leave in the page cache: Lustre's per-OSC limit
         over the OSTs it writes, bounded by its share of the kernel's dirty limit."""
         if not self.system.mechanisms["dirty_limit"]:
             return 0.0
         touched = int(np.count_nonzero(stripe_share > 0))
         per_osc = touched * self.system.tunables.max_dirty_bytes_per_osc
-        return min(per_osc, self.system.client.dirty_limit_bytes / ranks_on_node)
+        return min(per_osc, self.clients[node].spec.dirty_limit_bytes / ranks_on_node)
 
     @property
     def resources(self) -> list[Resource]:

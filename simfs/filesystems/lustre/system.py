@@ -134,6 +134,10 @@ class LustreSystem:
     #: components / data components for a file system whose clients write parity (PanFS).
     write_redundancy: float = 1.0
 
+    def client_of(self, node: int) -> ClientSpec:
+        """Client node ``node``'s hardware: all alike here; CXFS's partitions differ."""
+        return self.client
+
     @property
     def excluded_osts(self) -> tuple[int, ...]:
         """OSTs no new file may use (none in Lustre; a failed PanFS blade)."""
@@ -383,6 +387,7 @@ def client_spec(profile: Profile, link: Callable[[str], LinkSpec]) -> ClientSpec
         copy_write_Bps=profile.number("client.copy_write_Bps", positive=True),
         copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
         dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
+        call_overhead_s=profile.number("client.call_overhead_s", 0.0, minimum=0),
     )
 
 
@@ -402,12 +407,13 @@ def mds_spec(profile: Profile, table: str) -> MdsSpec:
     )
 
 
-def shared_fields(profile: Profile) -> dict[str, Any]:
-    """The system fields every profile gives the same way: names, clients' count, fabric, mechanisms."""
+def shared_fields(profile: Profile, client_count: int | None = None) -> dict[str, Any]:
+    """The system fields every profile gives the same way: names, clients' count (from
+    ``client.count`` unless the model counts them itself), fabric, mechanisms."""
     return {
         "name": profile.string("system.name"),
         "description": profile.string("system.description"),
-        "client_count": profile.number("client.count", integer=True, positive=True),
+        "client_count": client_count or profile.number("client.count", integer=True, positive=True),
         "fabric_blocking_factor": profile.number("fabric.blocking_factor", 1.0, minimum=1),
         "client_uplink_Bps": profile.number("fabric.client_uplink_Bps", 0.0, minimum=0),
         "port_buffer_bytes": profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
