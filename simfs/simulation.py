@@ -282,9 +282,7 @@ class _Program:
                 request_bytes=phase.transfer_size_bytes,
                 call_bytes=phase.transfer_size_bytes,
             )
-            cap = self.fs.rate_cap(
-                layout, share, op, direct=False, transfer_size_bytes=phase.transfer_size_bytes, node=node
-            ).rate_Bps
+            cap = self.fs.core_Bps(node, op, phase.transfer_size_bytes)
             data_tag = self.network.tag(f"{iteration}/{phase.label}/client-core")
             yield self.network.transfer(
                 float(phase.bytes_per_rank), path, rate_cap=cap, tag=data_tag, kind=WRITE if op == "write" else READ
@@ -350,7 +348,7 @@ class _Program:
             copy_path = fs.data_path(
                 node, layout, share, "write", copy=True, network=False, disk=False, call_bytes=phase.transfer_size_bytes
             )
-            core = fs.clients[node].spec.core_Bps("write", fs.effective_call_bytes(phase.transfer_size_bytes))
+            core = fs.core_Bps(node, "write", phase.transfer_size_bytes)
             yield self.network.transfer(dirty, copy_path, rate_cap=core, tag=tag)
             if phase.fsync:
                 yield writeback

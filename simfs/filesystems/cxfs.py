@@ -54,6 +54,7 @@ from simfs.errors import ProfileError
 from simfs.filesystems.lustre.system import (
     LustreSystem,
     LustreTunables,
+    core_fields,
     drive_name,
     hdd_spec,
     link_reader,
@@ -101,9 +102,6 @@ class CxfsSystem(LustreSystem):
     def client_of(self, node: int) -> ClientSpec:
         return self.partitions[node]
 
-    def incast_senders(self, osts: list[int]) -> int:
-        return 1  # Fibre Channel is credit-based: no TCP, no incast
-
     # -- construction from a profile ----------------------------------------------------
     @classmethod
     def from_profile(cls, profile: Profile) -> CxfsSystem:
@@ -121,10 +119,7 @@ class CxfsSystem(LustreSystem):
                     cores=profile.number(f"partitions.{name}.cpus", integer=True, positive=True),
                     memory_bytes=profile.number(f"partitions.{name}.memory_bytes", positive=True),
                     network=fc_ports(fc, port_count),
-                    copy_write_Bps=profile.number("client.copy_write_Bps", positive=True),
-                    copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
-                    dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
-                    call_overhead_s=profile.number("client.call_overhead_s", 0.0, minimum=0),
+                    **core_fields(profile),
                 )
                 for name, port_count in zip(names, ports)
             )

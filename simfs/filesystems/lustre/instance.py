@@ -285,6 +285,11 @@ class LustreInstance:
         """The call size that sets per-call core time (None with ``call_overhead`` off)."""
         return call_bytes if self.system.mechanisms["call_overhead"] else None
 
+    def core_Bps(self, node: int, op: str, call_bytes: float) -> float:
+        """What one process on ``node`` moves through the page cache on one core, in
+        calls of ``call_bytes``: the cap of buffered I/O before any network limit."""
+        return self.clients[node].spec.core_Bps(op, self.effective_call_bytes(call_bytes))
+
     def _incast(self, link: LinkSpec, layout: Layout, stripe_share: np.ndarray, op: str) -> float:
         """Goodput factor of a read over a TCP client ``link`` (``simfs.hardware.incast``)."""
         system = self.system
@@ -317,8 +322,7 @@ class LustreInstance:
         if direct:
             caps.append(RateCap(transfer_size_bytes / t.rpc_latency_s, "direct-io-latency"))
         else:
-            core = self.clients[node].spec.core_Bps(op, self.effective_call_bytes(transfer_size_bytes))
-            caps.append(RateCap(core, "client-core"))
+            caps.append(RateCap(self.core_Bps(node, op, transfer_size_bytes), "client-core"))
             caps.append(RateCap(self.rpc_window_Bps(stripe_share), "rpc-window"))
             if op == "read" and self.system.mechanisms["readahead_window"]:
                 window = t.max_read_ahead_bytes / readers_on_node

@@ -384,11 +384,19 @@ def client_spec(profile: Profile, link: Callable[[str], LinkSpec]) -> ClientSpec
         cores=profile.number("client.cores", integer=True, positive=True),
         memory_bytes=profile.number("client.memory_bytes", positive=True),
         network=link("client.network"),
-        copy_write_Bps=profile.number("client.copy_write_Bps", positive=True),
-        copy_read_Bps=profile.number("client.copy_read_Bps", positive=True),
-        dirty_ratio=profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
-        call_overhead_s=profile.number("client.call_overhead_s", 0.0, minimum=0),
+        **core_fields(profile),
     )
+
+
+def core_fields(profile: Profile) -> dict[str, float]:
+    """The per-core ``[client]`` fields (copy rates, per-call time) and the dirty ratio:
+    the same for every client node, however the nodes differ (CXFS's partitions)."""
+    return {
+        "copy_write_Bps": profile.number("client.copy_write_Bps", positive=True),
+        "copy_read_Bps": profile.number("client.copy_read_Bps", positive=True),
+        "dirty_ratio": profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
+        "call_overhead_s": profile.number("client.call_overhead_s", 0.0, minimum=0),
+    }
 
 
 def mds_spec(profile: Profile, table: str) -> MdsSpec:
