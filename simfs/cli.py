@@ -7,6 +7,7 @@ anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -83,9 +84,42 @@ def _parser() -> argparse.ArgumentParser:
         description="Run every validation case (TOML) under the given paths and print the per-split summary; "
         "with --report, write a Markdown report with a plot per case.",
     )
-    validate.add_argument("cases", nargs="+", help="validation case files or folders")
+    validate.add_argument("cases", nargs="*", help="validation case files or folders")
     validate.add_argument("--report", help="write the report (Markdown) here; plots go to plots/ beside it")
+    validate.add_argument(
+        "--live",
+        action="extend",
+        nargs="+",
+        metavar="RUN.json",
+        help="run records of simfs measure: simulate the same workloads on --system and compare",
+    )
+    validate.add_argument("--system", help="with --live: the built-in name or profile to predict with")
     validate.set_defaults(handler=_validate)
+
+    measure = commands.add_parser(
+        "measure",
+        help="run a dd, IOR, mdtest or bonnie++ workload for real on a directory",
+        description="Run the workload for real in a fresh subdirectory of --dir, with --np local processes or as "
+        "the ranks of an MPI job (mpirun -n N simfs measure ...), print the tool's summary, and write a JSON "
+        "record and per-rank traces.  The subdirectory is removed at the end unless --keep.",
+        epilog="examples:\n  simfs measure --dir /scratch/me --np 4 --json run.json -- ior -a POSIX -F -t 1m -b 256m -w -r -C -e\n"
+        "  mpirun -n 64 simfs measure --dir /lustre/me --json run.json -- ior -F -t 1m -b 1g\n"
+        "  simfs measure --dir /dev/shm --np 2 -- mdtest -n 1000 -F -u",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    measure.add_argument("--dir", required=True, help="directory to run in (a fresh subdirectory is made there)")
+    measure.add_argument("--np", type=_positive_int, help="local processes (default 1; under mpirun: the MPI ranks)")
+    measure.add_argument(
+        "--backend", choices=("auto", "local", "mpi"), default="auto", help="default: mpi under mpirun"
+    )
+    measure.add_argument("--keep", action="store_true", help="keep the files of a successful run")
+    measure.add_argument("--json", metavar="FILE", help="write the run record (strict JSON) here")
+    measure.add_argument("--trace", metavar="FILE", help="per-rank phase trace, .csv or .parquet")
+    measure.add_argument(
+        "--trace-ops", action="store_true", help="also per-operation latencies (FILE.ops.csv beside --trace)"
+    )
+    measure.add_argument("workload", nargs=argparse.REMAINDER, help="-- then the tool's command line")
+    measure.set_defaults(handler=_measure)
 
     for name, help_text in (("simulate", "simulate one configuration"), ("sweep", "simulate a grid of settings")):
         sub = commands.add_parser(
@@ -285,8 +319,45 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _measure(args: argparse.Namespace) -> int:
+    from simfs.runner import measure, write_outputs
+
+    words = args.workload[1:] if args.workload[:1] == ["--"] else args.workload
+    if not words:
+        raise SimfsError("measure: give the workload after --, e.g. -- ior -a POSIX -F -t 1m -b 64m")
+    if args.trace_ops and not args.trace:
+        raise SimfsError("--trace-ops: give --trace FILE too (the samples go beside it)")
+    outputs = {
+        name: _output_path(getattr(args, name), f"--{name}") for name in ("json", "trace") if getattr(args, name)
+    }
+    if "trace" in outputs and outputs["trace"].suffix not in (".csv", ".parquet"):
+        raise SimfsError(f"--trace {outputs['trace']}: expected a .csv or .parquet file")
+    measured = measure(
+        shlex.join(words),
+        args.dir,
+        processes=args.np,
+        backend=args.backend,
+        keep=args.keep,
+        trace_ops=args.trace_ops,
+        argv=["simfs", *sys.argv[1:]] if sys.argv[1:2] == ["measure"] else None,
+    )
+    if measured.record:
+        write_outputs(measured, json_path=outputs.get("json"), trace_path=outputs.get("trace"), ops=args.trace_ops)
+    if measured.exit_code:
+        if measured.record:  # the reporter: others stay quiet
+            label = "interrupted" if measured.status == "interrupted" else "error"
+            print(f"simfs: {label}: {measured.reason}", file=sys.stderr)
+        return measured.exit_code
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from simfs.validate import find_cases, run_cases, summarise, write_report
+
+    if args.live:
+        return _validate_live(args)
+    if not args.cases:
+        raise SimfsError("validate: give validation cases (files or folders), or --live RUN.json --system NAME")
 
     cases = find_cases(args.cases)
     report_path = _output_path(args.report, "--report") if args.report else None
@@ -300,6 +371,28 @@ def _validate(args: argparse.Namespace) -> int:
     if report_path is not None:
         path = write_report(outcomes, report_path, _command_line("validate"))
         print(f"report written to {path}", file=sys.stderr)
+    return 0
+
+
+def _validate_live(args: argparse.Namespace) -> int:
+    from simfs.validate.live import compare_live
+
+    if args.cases or args.report:
+        raise SimfsError("validate --live: give run records and --system only (no cases, no --report)")
+    if not args.system:
+        raise SimfsError("validate --live: --system is required (the profile to predict the run with)")
+    table = compare_live(args.live, args.system)
+    shown = table.assign(
+        measured=(table["measured"] / 1e9).map("{:.3f}".format),
+        predicted=(table["predicted"] / 1e9).map("{:.3f}".format),
+        spread_pct=table["spread_pct"].map("{:.0f}".format),
+        error_pct=table["error_pct"].map("{:+.1f}".format),
+    )
+    unit = "GB/s (ops_rate: 1e9 op/s)"
+    print(f"{args.system}: predicted against measured, {unit}")
+    print(shown[["run", "ppn", "phase", "measured", "spread_pct", "predicted", "error_pct"]].to_string(index=False))
+    errors = table["error_pct"].abs()
+    print(f"{len(table)} phases: median |error| {errors.median():.1f}%, worst {errors.max():.1f}%")
     return 0
 
 

@@ -47,6 +47,8 @@ def run(
 ) -> Result:
     """Simulate ``workload`` on ``system``; see :func:`simfs.simulate` for the friendly API."""
     tunables = system.tunables
+    _check_simulable(workload)
+    system.check_workload(workload)
     if workload.tool == "obdfilter-survey":
         experiment = _survey_experiment(system, workload, experiment)
     background = _background_workload(experiment)
@@ -163,7 +165,7 @@ class _Program:
             return
         ppn, ranks = self.experiment.ppn, self.experiment.ranks
         node = rank // ppn + self.node_offset
-        owner = (rank + ppn) % ranks if phase.reorder_tasks else rank
+        owner = (rank + phase.task_offset * ppn) % ranks if phase.reorder_tasks else rank
         file_key = "shared" if phase.shared_file else str(owner)
         open_time = self.env.now
         data_op = "write" if phase.op == "rewrite" else phase.op  # rewrite's read half is added below
@@ -177,6 +179,8 @@ class _Program:
             )
         else:
             yield self.fs.metadata("open", self.metadata_tag)
+        if self.workload.intra_phase_barriers:
+            yield self.barrier.wait()
         layout = self._layout(iteration, file_key)
         share = self._stripe_share(phase, owner, layout)
         cap = self.fs.rate_cap(
@@ -237,6 +241,8 @@ class _Program:
             )
         else:
             yield from self._write(node, layout, share, phase, iteration, size, full_path, cap.rate_Bps, tag, handoffs)
+        if self.workload.intra_phase_barriers:
+            yield self.barrier.wait()
         yield self.fs.metadata("close", self.metadata_tag)
         self._record(iteration, phase, rank, node, open_time)
 
@@ -399,6 +405,10 @@ class _Program:
         """A read of data every rank reads (``same_data``): the ranks of a node fetch it
         once and share the node's page cache; the nodes, reading it at the same time,
         cost the drives one read and are served the rest from the servers' cache."""
+        if phase.op == "read" and self.fs.system.cached_read(
+            phase.bytes_per_rank * self.experiment.ranks, phase.direct
+        ):
+            return {"fetch_fraction": 0.0, "disk_fraction": 0.0}
         if not (phase.same_data and phase.op == "read"):
             return {}
         mechanisms = self.fs.system.mechanisms
@@ -427,6 +437,21 @@ class _Program:
         else:
             per_stripe = stripe_bytes(0, phase.bytes_per_rank, size, count)
         return per_stripe / per_stripe.sum()
+
+
+def _check_simulable(workload: WorkloadSpec) -> None:
+    """Options the runner runs but the simulator has no model of."""
+    for phase in workload.phases:
+        if phase.random_offsets:
+            raise WorkloadError(
+                f"{workload.tool} -z: random offsets within a file are not modelled by the simulator "
+                "(run them with simfs measure)"
+            )
+        if phase.stonewall_s:
+            raise WorkloadError(
+                f"{workload.tool} -D: a phase cut at a deadline is not modelled by the simulator "
+                "(run it with simfs measure)"
+            )
 
 
 def _survey_experiment(system: LustreSystem, workload: WorkloadSpec, experiment: Experiment) -> Experiment:

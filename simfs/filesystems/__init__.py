@@ -1,14 +1,20 @@
-"""File-system models that assemble hardware into a system: Lustre, PanFS and CXFS."""
+"""File-system models that assemble hardware into a system: Lustre, PanFS, CXFS and a local file system."""
 
 from __future__ import annotations
 
 from simfs.errors import ProfileError
 from simfs.filesystems.cxfs import CxfsSystem
+from simfs.filesystems.localfs import LocalSystem
 from simfs.filesystems.lustre import LustreSystem
 from simfs.filesystems.panfs import PanfsSystem
 from simfs.systems.profile import Profile
 
-_MODELS: dict[str, type[LustreSystem]] = {"lustre": LustreSystem, "panfs": PanfsSystem, "cxfs": CxfsSystem}
+_MODELS: dict[str, type[LustreSystem]] = {
+    "lustre": LustreSystem,
+    "panfs": PanfsSystem,
+    "cxfs": CxfsSystem,
+    "local": LocalSystem,
+}
 
 
 def system_from_profile(profile: Profile) -> LustreSystem:
@@ -19,4 +25,4 @@ def system_from_profile(profile: Profile) -> LustreSystem:
     return _MODELS[kind].from_profile(profile)
 
 
-__all__ = ["CxfsSystem", "LustreSystem", "PanfsSystem", "system_from_profile"]
+__all__ = ["CxfsSystem", "LocalSystem", "LustreSystem", "PanfsSystem", "system_from_profile"]

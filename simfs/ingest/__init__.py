@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simfs.ingest import bonnie, darshan_log, dd, fio, io500, ior, iozone, mdtest, obdfilter, published
+from simfs.ingest import bonnie, darshan_log, dd, fio, io500, ior, iozone, mdtest, obdfilter, published, simfs_run
 from simfs.ingest.common import IngestError, fail
 from simfs.ingest.context import MANIFEST, FileContext, context_for, read_manifest
 from simfs.ingest.measurements import COLUMNS, Measurement, settings_of, to_frame
@@ -23,6 +23,7 @@ Parser = Callable[[str, str, FileContext], list[Measurement]]
 # Order matters: the more specific signatures first.
 FORMATS: list[tuple[str, Callable[[str], bool], Parser]] = [
     ("published", published.looks_like, published.parse),
+    ("simfs-run", simfs_run.looks_like, simfs_run.parse),
     ("fio", fio.looks_like, fio.parse),
     ("ior-json", ior.looks_like_json, ior.parse_json),
     ("ior", ior.looks_like_text, ior.parse_text),
@@ -62,7 +63,7 @@ def read_file(path: str | Path, context: FileContext | None = None) -> list[Meas
         raise fail(
             str(path),
             None,
-            "unrecognised format (expected output of dd, IOR, mdtest, fio, obdfilter-survey, bonnie++, iozone, IO500, a Darshan log, or the published-results CSV)",
+            "unrecognised format (expected output of dd, IOR, mdtest, fio, a simfs run record, obdfilter-survey, bonnie++, iozone, IO500, a Darshan log, or the published-results CSV)",
         )
     parser = next(p for n, _, p in FORMATS if n == name)
     return parser(text, str(path), context)

@@ -13,6 +13,8 @@ A case is one TOML file::
     source = "seed 000_cd5f2d1d7b196eec.txt, 'dd writing/reading a 50GB file on 1 to 64 nodes'"
     settings = { ppn = 1, stripe_count = 4 }  # profile overrides too: "cxfs.volume" = "all"
     curve = "nodes=1,2,4,8,16,32,64"      # optional: the sweep plotted and checked for peak/collapse
+    data = "runs/"                        # optional: measured points from result files (runner
+                                          # records, IOR output, ...) of this workload, phase and metric
 
     [[points]]                            # measured values (optional if [expect] is given)
     over = "nodes=1,2,4,8,16,32,64"       # the value is the peak of this sweep (or give nodes = 16)
@@ -106,7 +108,19 @@ def load_case(path: str | Path) -> ValidationCase:
             raise SimfsError(f"{path}: case.{key}: expected a {kind.__name__}, got {value!r}")
         return value
 
-    allowed = {"name", "system", "workload", "phase", "metric", "split", "tolerance", "source", "settings", "curve"}
+    allowed = {
+        "name",
+        "system",
+        "workload",
+        "phase",
+        "metric",
+        "split",
+        "tolerance",
+        "source",
+        "settings",
+        "curve",
+        "data",
+    }
     extra = set(case) - allowed
     if extra:
         raise SimfsError(f"{path}: case.{sorted(extra)[0]}: unknown field")
@@ -130,7 +144,8 @@ def load_case(path: str | Path) -> ValidationCase:
         system = str((path.parent / system).resolve())
 
     raw_points = data.get("points", [])
-    if not isinstance(raw_points, list) or (not raw_points and "expect" not in data):
+    data_points = _data_points(path, case) if "data" in case else []
+    if not isinstance(raw_points, list) or (not raw_points and not data_points and "expect" not in data):
         raise SimfsError(f"{path}: no [[points]] and no [expect]: a case needs a measured value or a stated shape")
     points = []
     for i, point in enumerate(raw_points):
@@ -173,7 +188,7 @@ def load_case(path: str | Path) -> ValidationCase:
         tolerance=tolerance,
         source=need("source", str),
         settings=dict(settings),
-        points=tuple(points),
+        points=tuple(points + data_points),
         curve=curve,
         expect_peak_at=expect.get("peak_at"),
         expect_collapse=expect.get("collapse"),
@@ -182,6 +197,42 @@ def load_case(path: str | Path) -> ValidationCase:
         expect_peak_earlier=expect.get("peak_earlier"),
         expect_peak_ratio=None if ratio is None else float(ratio),
     )
+
+
+def _data_points(path: Path, case: dict[str, Any]) -> list[MeasuredPoint]:
+    """``case.data``: every measurement in those files of the case's workload, phase and
+    metric, one point each at its nodes and processes per node."""
+    import pandas as pd
+
+    from simfs.ingest import read_measurements
+    from simfs.predict import MDTEST_PHASES
+
+    text = case["data"]
+    if not isinstance(text, str):
+        raise SimfsError(f"{path}: case.data: expected a path (file or folder), got {text!r}")
+    frame = read_measurements(path.parent / text)
+    phases = frame["phase"].map(lambda name: MDTEST_PHASES.get(name, name))
+    chosen = frame[
+        (frame["workload"] == case.get("workload"))
+        & (phases == case.get("phase"))
+        & (frame["metric"] == case.get("metric"))
+    ]
+    if chosen.empty:
+        raise SimfsError(
+            f"{path}: case.data: no {case.get('metric')} of phase {case.get('phase')!r} of {case.get('workload')!r} in {text}"
+        )
+    points = []
+    for _, row in chosen.sort_values(["nodes", "ppn"]).iterrows():
+        settings = {key: int(row[key]) for key in ("nodes", "ppn") if not pd.isna(row[key])}
+        points.append(
+            MeasuredPoint(
+                value=float(row["value"]),
+                settings=settings,
+                uncertainty=float(row["uncertainty"]),
+                note=str(row["source"]),
+            )
+        )
+    return points
 
 
 def find_cases(paths: list[str | Path]) -> list[ValidationCase]:

@@ -10,13 +10,23 @@ Supported options (IOR 3.x names, ``ior -h``):
 ``-s N``               segment count (default 1)
 ``-w`` / ``-r``        write / read phase (neither given: both, as IOR does)
 ``-C``                 reorder tasks: read the data of the rank on the next node
+``-Q N``               with ``-C``: read the data of the rank ``N`` nodes away (default 1)
 ``-e``                 fsync before close, inside the timed write phase
 ``-i N``               iterations (repetitions of the phases)
+``-g``                 barriers between open, transfer and close inside each phase
+``-z``                 random offsets: each transfer once, in a random order (runner only)
+``-D S``               stonewall: stop each phase's transfers after ``S`` seconds (runner only)
 ``-o PATH``            test file path (used by the runner; ignored by the simulator)
 ``--posix.odirect``    O_DIRECT (``-B`` is the IOR 2 spelling)
 ``-O summaryFormat=``  output format (``-O summaryFile=`` too): no effect on the I/O
+``-O stoneWallingWearOut=1``  with ``-D``: after the deadline every rank goes on until it
+                       has done as many transfers as the rank that did most (IOR's wear-out)
 ``-v``, ``-vv``, ...   verbosity: no effect on the I/O
 =====================  =================================================================
+
+``-z`` and ``-D`` are parsed here for the runner (``simfs measure``); the simulator
+refuses them with that advice, because it has no model of random offsets within a file
+or of a phase cut at a deadline.
 
 Sizes take IOR's suffixes k, m, g, t (powers of 1024).  Tasks and tasks per node are
 experiment settings (``nodes``, ``ppn``), so ``-N`` is rejected with that advice.
@@ -28,18 +38,27 @@ from simfs.errors import WorkloadError
 from simfs.workloads.options import parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
-_FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "--posix.odirect"}
-_VALUED = {"-a", "-t", "-b", "-s", "-i", "-o", "-O"}
+_FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "-g", "-z", "--posix.odirect"}
+_VALUED = {"-a", "-t", "-b", "-s", "-i", "-o", "-O", "-Q", "-D"}
 _VERBOSITY = {"-v", "-vv", "-vvv", "-vvvv"}
-# -O options that only change what IOR prints, not what it does.
+# -O options that only change what IOR prints, not what it does; and the one that does.
 _OUTPUT_ONLY = {"summaryFormat", "summaryFile"}
+_WEAR_OUT = "stoneWallingWearOut"
 _EXPERIMENT = {"-N": "nodes and ppn", "--tasksPerNode": "ppn"}
 
 
 def parse_ior(args: list[str], command: str) -> WorkloadSpec:
+    extended: dict[str, str] = {}
+
     def check_value(name: str, value: str) -> None:
-        if name == "-O" and value.split("=", 1)[0] not in _OUTPUT_ONLY:
-            raise WorkloadError(f"ior: -O {value}: only {', '.join(sorted(_OUTPUT_ONLY))} are supported")
+        if name != "-O":
+            return
+        key, _, setting = value.partition("=")
+        if key not in _OUTPUT_ONLY | {_WEAR_OUT}:
+            raise WorkloadError(f"ior: -O {value}: only {', '.join(sorted(_OUTPUT_ONLY | {_WEAR_OUT}))} are supported")
+        if key == _WEAR_OUT and setting not in ("0", "1"):
+            raise WorkloadError(f"ior: -O {value}: expected {_WEAR_OUT}=0 or 1")
+        extended[key] = setting
 
     def unknown(arg: str) -> None:
         setting = _EXPERIMENT.get(arg.split("=")[0])
@@ -60,6 +79,15 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
     iterations = _count(values, "-i", "1")
     if block % transfer:
         raise WorkloadError(f"ior: -b {values.get('-b', '1m')} must be a multiple of -t {values.get('-t', '256k')}")
+    task_offset = _count(values, "-Q", "1")
+    if "-Q" in values and "-C" not in flags:
+        raise WorkloadError("ior: -Q sets the -C reorder distance: give -C with it")
+    stonewall_s = 0.0
+    if "-D" in values:
+        stonewall_s = float(_count(values, "-D", "1"))
+    wear_out = extended.get(_WEAR_OUT) == "1"
+    if wear_out and not stonewall_s:
+        raise WorkloadError(f"ior: -O {_WEAR_OUT}=1 needs a stonewall deadline (-D SECONDS)")
 
     do_write = "-w" in flags or "-r" not in flags
     do_read = "-r" in flags or "-w" not in flags
@@ -70,14 +98,25 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         shared_directory="-F" in flags,  # IOR puts the files of -F in one directory
         direct=bool(flags & {"-B", "--posix.odirect"}),
         segment_count=segments,
+        random_offsets="-z" in flags,
+        stonewall_s=stonewall_s,
+        wear_out=wear_out,
     )
     phases = []
     if do_write:
         phases.append(PhaseSpec("write", fsync="-e" in flags, **common))
     if do_read:
-        phases.append(PhaseSpec("read", reorder_tasks="-C" in flags, **common))
+        phases.append(PhaseSpec("read", reorder_tasks="-C" in flags, task_offset=task_offset, **common))
     options = {"api": api, "transfer": transfer, "block": block, "segments": segments, "path": values.get("-o")}
-    return WorkloadSpec("ior", command, tuple(phases), iterations=iterations, aggregate="makespan", options=options)
+    return WorkloadSpec(
+        "ior",
+        command,
+        tuple(phases),
+        iterations=iterations,
+        aggregate="makespan",
+        intra_phase_barriers="-g" in flags,
+        options=options,
+    )
 
 
 def _size(values: dict[str, str], name: str, default: str) -> int:

@@ -42,6 +42,15 @@ class PhaseSpec:
         no network; each rank is an object.
     same_data: every rank reads the same bytes: all of one shared file (the SFWA
         access class: every client reads a common input file).
+    task_offset: with ``reorder_tasks``, rank ``r`` reads the data of rank
+        ``(r + task_offset * ppn) mod ranks``, ``task_offset`` nodes away (IOR ``-Q``
+        with its by-slot mapping of ranks to nodes).
+    random_offsets: each transfer once, in a random order within the rank's blocks
+        (IOR ``-z``; run by the runner, not modelled by the simulator).
+    stonewall_s: stop issuing transfers this many seconds into the phase (IOR ``-D``);
+        0 for no deadline (runner only).
+    wear_out: after the deadline every rank continues until it has done as many
+        transfers as the rank that did most (IOR ``-O stoneWallingWearOut=1``).
     """
 
     op: Op
@@ -57,6 +66,10 @@ class PhaseSpec:
     shared_directory: bool = False
     server_side: bool = False
     same_data: bool = False
+    task_offset: int = 1
+    random_offsets: bool = False
+    stonewall_s: float = 0.0
+    wear_out: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -96,6 +109,7 @@ class WorkloadSpec:
     iterations: int = 1
     aggregate: Literal["sum_of_ranks", "makespan"] = "makespan"
     synchronized: bool = True
+    intra_phase_barriers: bool = False
     options: dict[str, object] = field(default_factory=dict, compare=False)
 
     @property

@@ -26,6 +26,17 @@ def test_fitted_profile_values_reproduce(system):
         assert committed["calibration"]["fitted"][name]["value"] == pytest.approx(value, rel=1e-4), name
 
 
+@pytest.mark.parametrize("name", ["vm-tmpfs", "vm-disk"])
+def test_live_fitted_profile_values_reproduce(name):
+    live = ROOT / "calibration" / "live"
+    committed = tomllib.loads((live / f"{name}-fitted.toml").read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = ProfileCalibrator(str(live / f"{name}.toml"), bootstrap=0).fit(read_measurements(live / name))
+    for field, value in fit.params_.items():
+        assert committed["calibration"]["fitted"][field]["value"] == pytest.approx(value, rel=1e-4), field
+
+
 def test_validation_report_is_current(tmp_path):
     outcomes = run_cases(find_cases([ROOT / "validation"]))
     fresh = write_report(outcomes, tmp_path / "REPORT.md", "simfs validate validation/ --report validation/REPORT.md")

@@ -71,7 +71,9 @@ def test_ior_attached_values_and_odirect():
     "command, message",
     [
         ("ior -a MPIIO", "only the POSIX API"),
-        ("ior -z", "unsupported option '-z'"),
+        ("ior -Z", "unsupported option '-Z'"),
+        ("ior -Q 2", "give -C"),
+        ("ior -O stoneWallingWearOut=1", "needs a stonewall"),
         ("ior -t 3m -b 4m", "multiple of"),
         ("ior -N 16", "experiment setting"),
         ("ior -t", "needs a value"),

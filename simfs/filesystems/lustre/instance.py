@@ -229,7 +229,8 @@ class LustreInstance:
                 path.append((server.cpu, share))
                 if threads > 0:
                     path.append((server.threads, share * threads))
-        return path
+        # Bytes served from the page cache (fetch_fraction 0) load nothing beyond the core.
+        return [(resource, weight) for resource, weight in path if weight > 0]
 
     def server_path(self, ost: int, op: str, request_bytes: float) -> Path:
         """The path of I/O issued on the OSS itself (obdfilter-survey): its CPU, the
@@ -320,7 +321,9 @@ class LustreInstance:
         t = self.system.tunables
         caps = []
         if direct:
-            caps.append(RateCap(transfer_size_bytes / t.rpc_latency_s, "direct-io-latency"))
+            # One request in flight: each costs the round trip plus its own transfer.
+            per_request = t.rpc_latency_s + transfer_size_bytes / self.lone_request_Bps(node, op)
+            caps.append(RateCap(transfer_size_bytes / per_request, "direct-io-latency"))
         else:
             caps.append(RateCap(self.core_Bps(node, op, transfer_size_bytes), "client-core"))
             caps.append(RateCap(self.rpc_window_Bps(stripe_share), "rpc-window"))
@@ -328,6 +331,21 @@ class LustreInstance:
                 window = t.max_read_ahead_bytes / readers_on_node
                 caps.append(RateCap(window / t.rpc_latency_s, "readahead-window"))
         return min(caps, key=lambda cap: cap.rate_Bps)
+
+    def lone_request_Bps(self, node: int, op: str) -> float:
+        """The rate of one request alone on its path, up to where it completes: the client
+        and server links, the server, and the first stage that holds the data (a
+        controller's write-back cache for a write, else the target; a request no larger
+        than a stripe goes to one target)."""
+        system = self.system
+        rate = min(system.client_of(node).network.bandwidth_Bps, system.oss.network.bandwidth_Bps, system.oss.cpu_Bps)
+        controller = system.controller
+        if controller is not None:
+            rate = min(rate, controller.bandwidth_Bps)
+        cached = op == "write" and controller is not None and controller.cache_bytes > 0
+        if not (cached and system.mechanisms["controller_cache"]):
+            rate = min(rate, system.ost.bandwidth_Bps(op))
+        return rate
 
     def rpc_window_Bps(self, stripe_share: np.ndarray) -> float:
         """Bytes a client can keep in flight per round trip to the OSTs it uses (no limit

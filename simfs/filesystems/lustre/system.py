@@ -28,6 +28,7 @@ from simfs.hardware.raid import PARITY_DISKS
 from simfs.mechanisms import mechanisms_from_profile
 from simfs.systems.profile import REQUIRED, Profile
 from simfs.units import format_bytes
+from simfs.workloads.spec import WorkloadSpec
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,15 @@ class LustreSystem:
     def client_of(self, node: int) -> ClientSpec:
         """Client node ``node``'s hardware: all alike here; CXFS's partitions differ."""
         return self.client
+
+    def cached_read(self, total_bytes: float, direct: bool) -> bool:
+        """Whether a read of data written in the same run comes from the page cache: not
+        on Lustre, whose clients drop the pages of a file another client opens (and the
+        seeds' files outsize memory); a local file system keeps them (``localfs.py``)."""
+        return False
+
+    def check_workload(self, workload: WorkloadSpec) -> None:
+        """Refuse a workload this file system cannot run (none here)."""
 
     @property
     def excluded_osts(self) -> tuple[int, ...]:
@@ -388,14 +398,14 @@ def client_spec(profile: Profile, link: Callable[[str], LinkSpec]) -> ClientSpec
     )
 
 
-def core_fields(profile: Profile) -> dict[str, float]:
-    """The per-core ``[client]`` fields (copy rates, per-call time) and the dirty ratio:
+def core_fields(profile: Profile, table: str = "client") -> dict[str, float]:
+    """The per-core fields of ``[table]`` (copy rates, per-call time) and the dirty ratio:
     the same for every client node, however the nodes differ (CXFS's partitions)."""
     return {
-        "copy_write_Bps": profile.number("client.copy_write_Bps", positive=True),
-        "copy_read_Bps": profile.number("client.copy_read_Bps", positive=True),
-        "dirty_ratio": profile.number("client.dirty_ratio", 0.4, positive=True, maximum=1),
-        "call_overhead_s": profile.number("client.call_overhead_s", 0.0, minimum=0),
+        "copy_write_Bps": profile.number(f"{table}.copy_write_Bps", positive=True),
+        "copy_read_Bps": profile.number(f"{table}.copy_read_Bps", positive=True),
+        "dirty_ratio": profile.number(f"{table}.dirty_ratio", 0.4, positive=True, maximum=1),
+        "call_overhead_s": profile.number(f"{table}.call_overhead_s", 0.0, minimum=0),
     }
 
 

@@ -1,0 +1,71 @@
+"""The JSON record of a live run (``simfs measure --json``).
+
+One measurement per phase: the median over the run's iterations of IOR's and mdtest's
+aggregate over the phase's makespan (``agg_bw``, ``ops_rate``), or of dd's and bonnie++'s
+sum of each rank's own rate (``agg_bw``, the simulator's aggregate for those tools), with
+half the range over iterations as its relative uncertainty.  The median, because a first
+iteration is often an outlier (on a VM, the first touch of guest memory: 0.4 against
+3.8 GB/s for the later iterations of a buffered write here), and the same rule applies to
+every record.  Phases keep simfs's labels (``write``, ``file create``, ``block read``).
+A record of a failed or interrupted run gives the phases that completed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+
+from simfs.ingest.common import fail
+from simfs.ingest.context import FileContext
+from simfs.ingest.measurements import Measurement
+
+_SUM_OF_RANKS = {"dd", "bonnie++"}
+
+
+def looks_like(text: str) -> bool:
+    return text.lstrip().startswith("{") and '"simfs_run"' in text[:200]
+
+
+def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(origin, exc.lineno, f"invalid simfs run record: {exc.msg}") from None
+    for key in ("tool", "workload", "nodes", "ppn", "phases"):
+        if key not in record:
+            raise fail(origin, None, f"simfs run record without {key!r}")
+    tool = record["tool"]
+    values: dict[tuple[str, str], list[float]] = {}
+    for index, phase in enumerate(record["phases"]):
+        if tool == "mdtest":
+            metric, value = "ops_rate", phase.get("rate_per_s")
+        elif tool in _SUM_OF_RANKS:
+            metric, value = "agg_bw", phase.get("sum_of_ranks_Bps")
+        else:
+            metric, value = "agg_bw", phase.get("bandwidth_Bps")
+        if value is None or "phase" not in phase:
+            raise fail(origin, None, f"phases[{index}] ({phase.get('phase')}): no rate (a phase of zero length)")
+        values.setdefault((phase["phase"], metric), []).append(float(value))
+    measurements = []
+    for (label, metric), rates in values.items():
+        middle = statistics.median(rates)
+        spread = (max(rates) - min(rates)) / 2 / middle if len(rates) > 1 and middle > 0 else math.nan
+        measurements.append(
+            Measurement(
+                source=f"{origin}:{label}",
+                tool=tool,
+                phase=label,
+                metric=metric,
+                value=middle,
+                **context.fields(
+                    workload=record["workload"],
+                    nodes=int(record["nodes"]),
+                    ppn=int(record["ppn"]),
+                    uncertainty=spread,
+                ),
+            )
+        )
+    if not measurements:
+        raise fail(origin, None, f"simfs run record with no completed phase (status {record.get('status')!r})")
+    return measurements

@@ -1,0 +1,64 @@
+"""The real-I/O runner: the simulator's workloads, run for real on a directory.
+
+``measure(command, directory, processes=4)`` runs a dd, IOR, mdtest or bonnie++ command
+line (the same parser the simulator uses) with local processes or MPI ranks, prints the
+tool's own summary, and returns a :class:`Measured` whose ``record`` is the JSON run
+record; :func:`write_outputs` writes it and the traces.  See ``docs/guides/live-runs.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from simfs.errors import SimfsError
+from simfs.runner.output import strict_json
+from simfs.runner.records import PhaseResult, RankPhase
+from simfs.runner.run import Measured, measure, phase_results, plan_workload
+
+
+def write_outputs(
+    measured: Measured,
+    *,
+    json_path: str | Path | None = None,
+    trace_path: str | Path | None = None,
+    ops: bool = False,
+) -> None:
+    """The JSON record, the per-rank trace (CSV or Parquet) and, with ``ops``, the
+    per-operation samples (``<trace>.ops.csv``), each written whole or not at all."""
+    import pandas as pd
+
+    from simfs.report.files import write_text
+
+    if trace_path is not None:
+        trace_path = Path(trace_path)
+        frame = pd.DataFrame([r.row() for r in measured.records])
+        if trace_path.suffix == ".parquet":
+            try:
+                frame.to_parquet(trace_path, index=False)
+            except ImportError as exc:
+                raise SimfsError(f"--trace {trace_path}: Parquet needs pyarrow ({exc}); use .csv") from None
+        else:
+            write_text(trace_path, frame.to_csv(index=False))
+        measured.record["trace"] = str(trace_path)
+        if ops:
+            rows = [
+                {
+                    "rank": r.rank,
+                    "iteration": r.iteration,
+                    "phase": r.phase,
+                    "offset_or_item": offset,
+                    "bytes": size,
+                    "start_s": start,
+                    "latency_s": seconds,
+                }
+                for r in measured.records
+                for offset, size, start, seconds in r.samples
+            ]
+            ops_path = trace_path.with_name(trace_path.stem + ".ops.csv")
+            write_text(ops_path, pd.DataFrame(rows).to_csv(index=False))
+            measured.record["trace_ops"] = str(ops_path)
+    if json_path is not None:
+        write_text(json_path, strict_json(measured.record))
+
+
+__all__ = ["Measured", "PhaseResult", "RankPhase", "measure", "phase_results", "plan_workload", "write_outputs"]

@@ -1,0 +1,423 @@
+"""The rank program of a live run: the phases of a WorkloadSpec, done for real.
+
+Every rank runs the same sequence of collectives whatever happens to it, so that no rank
+waits in a barrier its peers skip: a rank whose I/O fails stops its own transfers, keeps
+the failure, and reports it at the end of the phase, where every rank learns of it and
+stops (MPI); under the local backend the parent also cuts the waits short.
+
+Timing follows IOR (``ior.c``): a barrier before open, then per rank the open, the
+transfers and the close (with ``-e`` the fsync is inside the close), and a barrier after
+close; ``-g`` adds barriers between open, transfer and close.  A phase's bandwidth is all
+bytes over the last close minus the first open, so a rank that starts late lengthens it.
+
+Files, in the run directory the reporter made: IOR ``<name>.<rank:08d>`` (``-F``) or one
+``<name>``; dd ``dd.<rank:08d>``; bonnie++ ``bonnie.<rank:08d>``; mdtest items in
+``mdtest.<iteration>/shared`` (one directory) or ``mdtest.<iteration>/rank.<rank>`` (``-u``).
+A read phase with no write before it in the iteration (``ior -r``, ``dd if=FILE``) first
+writes its data untimed, with an fsync, as the real tools need the file to exist.
+
+Test hooks (environment, read once; for the test suite): ``SIMFS_RUNNER_DELAY="R:S"``
+makes rank R start each phase S seconds after the barrier; ``SIMFS_RUNNER_FAULT=
+"R:LABEL:K:ERRNO"`` makes rank R's K-th operation of phase LABEL fail with ERRNO (EIO,
+ENOSPC, EACCES), the errors no ordinary directory produces on demand.
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from simfs.runner.comm import RunAborted
+from simfs.runner.records import RankPhase
+from simfs.workloads.spec import PhaseSpec, WorkloadSpec
+
+#: Transfers between two looks at the stop flag (a look costs about a microsecond).
+_STOP_CHECK_EVERY = 16
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What every rank needs: the workload, where, how many ranks, what to trace."""
+
+    spec: WorkloadSpec
+    run_dir: str
+    ranks: int
+    ppn: int
+    trace_ops: bool = False
+    seed: int = 0
+
+
+class RankStopped(Exception):  # noqa: N818 - a verdict that ends the run, not a bug
+    """The run stops: ``reason`` is the first failure any rank reported (one line)."""
+
+    def __init__(self, reason: str, kind: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+
+
+def run_rank(comm: Any, plan: Plan) -> None:
+    """Run ``plan`` as rank ``comm.rank``; raises :class:`RankStopped` or
+    :class:`RunAborted` when the run stops early."""
+    _RankProgram(comm, plan).run()
+
+
+class _RankProgram:
+    def __init__(self, comm: Any, plan: Plan) -> None:
+        self.comm = comm
+        self.plan = plan
+        self.spec = plan.spec
+        self.rank = comm.rank
+        self.run_dir = Path(plan.run_dir)
+        self.failure: tuple[str, str] | None = None  # (reason, kind)
+        self.origin = 0.0
+        self.delay_s = _delay_hook(self.rank)
+        self.fault = _fault_hook(self.rank)
+        self.buffers: dict[int, mmap.mmap] = {}
+        # dd copies /dev/zero (the seed's form, and dd's without if=): write what dd writes,
+        # as some storage treats zeros apart (a thin-provisioned virtual disk may unmap them).
+        self.zeros = self.spec.tool == "dd" and self.spec.options.get("if") in (None, "/dev/zero")
+        self.pending: list[RankPhase] = []  # an unsynchronised run reports at the end
+
+    # -- the run ----------------------------------------------------------------------
+    def run(self) -> None:
+        hello = self.comm.gather((self.comm.host, time.perf_counter()))
+        root_host, root_time = hello[0]
+        # One host, one monotonic clock: rank 0's reading is everyone's origin; on
+        # another host the clocks differ, and the barrier is the best common instant.
+        self.origin = root_time if self.comm.host == root_host else hello[self.rank][1]
+        try:
+            for iteration in range(self.spec.iterations):
+                for index, phase in enumerate(self.spec.phases):
+                    self._prepare(iteration, index, phase)
+                    if self.spec.synchronized or (iteration == 0 and index == 0):
+                        self._collective(None)
+                    record = self._phase(iteration, phase)
+                    if self.spec.synchronized:
+                        self._end_of_phase([record])
+                    else:
+                        self.pending.append(record)
+                self._remove_iteration_files(iteration)
+            if not self.spec.synchronized:
+                self._end_of_phase(self.pending)
+        finally:
+            for buffer in self.buffers.values():
+                buffer.close()
+
+    def _collective(self, payload: Any) -> list[Any]:
+        gathered = self.comm.gather(payload)
+        self.comm.record(gathered)
+        return gathered
+
+    def _end_of_phase(self, records: list[RankPhase]) -> None:
+        gathered = self._collective(("end", self.failure, records))
+        failures = [entry[1] for entry in gathered if entry and entry[0] == "end" and entry[1]]
+        if failures:
+            reason, kind = failures[0]
+            raise RankStopped(reason, kind)
+
+    def _now(self) -> float:
+        return time.perf_counter() - self.origin
+
+    # -- failures ---------------------------------------------------------------------
+    def _fail(self, exc: BaseException, what: str) -> None:
+        if self.failure is not None:
+            return
+        if isinstance(exc, RunAborted):
+            self.failure = (f"rank {self.rank}: {exc}", "interrupted")
+            return
+        assert isinstance(exc, OSError)
+        name = errno.errorcode.get(exc.errno or 0, "error")
+        self.failure = (f"rank {self.rank}: {what}: {exc.strerror or exc} ({name})", name)
+
+    def _check(self, label: str, count: int) -> None:
+        """Between operations: the stop flag and the fault hook."""
+        if count % _STOP_CHECK_EVERY == 0 and self.comm.stop_requested():
+            raise RunAborted("interrupted")
+        if self.fault and self.fault[0] == label and self.fault[1] == count:
+            code = self.fault[2]
+            raise OSError(code, os.strerror(code))
+
+    # -- data phases ------------------------------------------------------------------
+    def _phase(self, iteration: int, phase: PhaseSpec) -> RankPhase:
+        record = RankPhase(self.rank, self.comm.host, iteration, phase.label, phase.op)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if phase.is_metadata:
+            self._metadata_phase(iteration, phase, record)
+        else:
+            self._data_phase(iteration, phase, record)
+        return record
+
+    def _owner(self, phase: PhaseSpec) -> int:
+        if phase.reorder_tasks:
+            return (self.rank + phase.task_offset * self.plan.ppn) % self.plan.ranks
+        return self.rank
+
+    def _data_file(self, phase: PhaseSpec, owner: int) -> Path:
+        tool = self.spec.tool
+        if tool == "ior":
+            name = Path(str(self.spec.options.get("path") or "testFile")).name
+            return self.run_dir / (name if phase.shared_file else f"{name}.{owner:08d}")
+        stem = "bonnie" if tool == "bonnie++" else tool
+        return self.run_dir / f"{stem}.{owner:08d}"
+
+    def _offsets(self, phase: PhaseSpec, owner: int, iteration: int) -> list[int]:
+        block, transfer = phase.block_size_bytes, phase.transfer_size_bytes
+        per_block = max(block // transfer, 1)
+        offsets = []
+        for segment in range(phase.segment_count):
+            base = (segment * self.plan.ranks + owner) * block if phase.shared_file else segment * block
+            offsets += [base + index * transfer for index in range(per_block)]
+        if phase.random_offsets:
+            import numpy as np
+
+            generator = np.random.default_rng((self.plan.seed, iteration, owner))
+            offsets = [offsets[i] for i in generator.permutation(len(offsets))]
+        return offsets
+
+    def _buffer(self, size: int) -> mmap.mmap:
+        """A page-aligned buffer (O_DIRECT needs alignment) of random bytes, so that a
+        compressing or deduplicating layer stores what it is given (a 16 MiB random
+        pattern, repeated in larger transfers); zeros for dd from /dev/zero."""
+        if size not in self.buffers:
+            buffer = mmap.mmap(-1, max(size, 1))  # an anonymous map starts zeroed
+            self.buffers[size] = buffer
+            if self.zeros:
+                return buffer
+            pattern = os.urandom(min(size, 16 << 20))
+            for start in range(0, size, len(pattern) or 1):
+                buffer[start : start + len(pattern)] = pattern[: size - start]
+        return self.buffers[size]
+
+    def _open_flags(self, op: str, direct: bool) -> int:
+        flags = {"write": os.O_WRONLY | os.O_CREAT, "read": os.O_RDONLY, "rewrite": os.O_RDWR}[op]
+        return flags | (os.O_DIRECT if direct else 0)
+
+    def _data_phase(self, iteration: int, phase: PhaseSpec, record: RankPhase) -> None:
+        owner = self._owner(phase)
+        path = self._data_file(phase, owner)
+        offsets = self._offsets(phase, owner, iteration)
+        buffer = self._buffer(phase.transfer_size_bytes)
+        view = memoryview(buffer)
+        fd = -1
+        record.open_start = self._now()
+        if self.failure is None:
+            try:
+                self._check(phase.label, 0)
+                fd = os.open(path, self._open_flags(phase.op, phase.direct), 0o644)
+            except (OSError, RunAborted) as exc:
+                self._fail(exc, f"open {path}")
+        record.open_end = self._now()
+        if self.spec.intra_phase_barriers:
+            self._collective(None)
+        record.xfer_start = self._now()
+        deadline = record.xfer_start + phase.stonewall_s if phase.stonewall_s else None
+        moved, done = self._transfers(fd, phase, path, offsets, view, record, 0, len(offsets), deadline)
+        if phase.wear_out:
+            # IOR's wear-out: everyone goes on to the count of the rank that did most.
+            most = max(entry for entry in self._collective(done))
+            more, done = self._transfers(fd, phase, path, offsets, view, record, done, most)
+            moved += more
+        record.xfer_end = self._now()
+        if self.spec.intra_phase_barriers:
+            self._collective(None)
+        record.close_start = self._now()
+        if fd >= 0:
+            try:
+                if phase.fsync and phase.op != "read" and self.failure is None:
+                    os.fsync(fd)
+            except OSError as exc:
+                self._fail(exc, f"fsync {path}")
+            finally:
+                os.close(fd)
+        record.close_end = self._now()
+        record.bytes = moved if phase.op != "rewrite" else moved // 2
+        record.ops = done
+
+    def _transfers(
+        self,
+        fd: int,
+        phase: PhaseSpec,
+        path: Path,
+        offsets: list[int],
+        view: memoryview,
+        record: RankPhase,
+        done: int,
+        until: int,
+        deadline: float | None = None,
+    ) -> tuple[int, int]:
+        """Transfers ``offsets[done:until]``, stopping at ``deadline``: the bytes moved and
+        the new count (a failure is kept, not raised)."""
+        moved = 0
+        if self.failure is not None:
+            return moved, done
+        try:
+            while done < until:
+                if deadline is not None and self._now() >= deadline:
+                    record.pairs_at_deadline = done
+                    break
+                self._check(phase.label, done + 1)
+                start = self._now() if self.plan.trace_ops else 0.0
+                moved += self._transfer(fd, phase.op, offsets[done], view)
+                if self.plan.trace_ops:
+                    record.samples.append((offsets[done], phase.transfer_size_bytes, start, self._now() - start))
+                done += 1
+        except (OSError, RunAborted) as exc:
+            self._fail(exc, f"{phase.op} {path}")
+        return moved, done
+
+    def _transfer(self, fd: int, op: str, offset: int, view: memoryview) -> int:
+        """One transfer at ``offset``; bytes moved (a rewrite counts both ways)."""
+        size = len(view)
+        if op == "write":
+            return _write_all(fd, view, offset)
+        got = os.preadv(fd, [view], offset)
+        if got < size:
+            raise OSError(
+                errno.EIO, f"short read at offset {offset}: {got} of {size} bytes (file shorter than written)"
+            )
+        if op == "read":
+            return got
+        return got + _write_all(fd, view, offset)
+
+    def _prepare(self, iteration: int, index: int, phase: PhaseSpec) -> None:
+        """Untimed set-up a phase needs that no earlier phase of the iteration made."""
+        earlier = self.spec.phases[:index]
+        if phase.is_metadata:
+            kind = _item_kind(phase)
+            made = any(p.op == "create" and _item_kind(p) == kind for p in earlier)
+            try:
+                self._item_directory(iteration, phase).mkdir(parents=True, exist_ok=True)
+                if phase.op != "create" and not made:
+                    for path in self._item_paths(iteration, phase):
+                        if kind == "dir":
+                            path.mkdir(exist_ok=True)
+                        else:
+                            _write_item(path, b"\0" * phase.transfer_size_bytes if phase.bytes_per_rank else b"")
+            except OSError as exc:
+                self._fail(exc, f"preparing {phase.label} in {self._item_directory(iteration, phase)}")
+            return
+        if phase.op in ("read", "rewrite") and not any(p.op == "write" for p in earlier):
+            own = PhaseSpec(
+                "write",
+                phase.bytes_per_rank,
+                phase.transfer_size_bytes,
+                shared_file=phase.shared_file,
+                segment_count=phase.segment_count,
+                fsync=True,
+                label=f"prepare {phase.label}",
+            )
+            # A failure here is kept and reported at the end of the phase, like any other.
+            self._data_phase(iteration, own, RankPhase(self.rank, self.comm.host, iteration, own.label, "write"))
+
+    def _remove_iteration_files(self, iteration: int) -> None:
+        """IOR removes its files after each iteration; so does the runner, so that
+        iterations start alike and the disk holds one iteration's data at most."""
+        if self.spec.tool == "mdtest":
+            return
+        own = self._data_file(self.spec.phases[0], self.rank)
+        if not self.spec.phases[0].shared_file or self.rank == 0:
+            own.unlink(missing_ok=True)
+
+    # -- metadata phases (mdtest) -----------------------------------------------------
+    def _item_directory(self, iteration: int, phase: PhaseSpec) -> Path:
+        base = self.run_dir / f"mdtest.{iteration}"
+        return base / "shared" if phase.shared_directory else base / f"rank.{self.rank}"
+
+    def _item_paths(self, iteration: int, phase: PhaseSpec) -> list[Path]:
+        directory = self._item_directory(iteration, phase)
+        kind = _item_kind(phase)
+        return [directory / f"{kind}.mdtest.{self.rank}.{index}" for index in range(phase.items_per_rank)]
+
+    def _metadata_phase(self, iteration: int, phase: PhaseSpec, record: RankPhase) -> None:
+        paths = self._item_paths(iteration, phase)
+        kind = _item_kind(phase)
+        data = (
+            bytes(self._buffer(phase.transfer_size_bytes)[: phase.transfer_size_bytes]) if phase.bytes_per_rank else b""
+        )
+        done = 0
+        record.open_start = record.open_end = record.xfer_start = self._now()
+        try:
+            for path in paths if self.failure is None else []:
+                self._check(phase.label, done + 1)
+                start = self._now() if self.plan.trace_ops else 0.0
+                _item_operation(phase.op, kind, path, data)
+                if self.plan.trace_ops:
+                    record.samples.append((done, len(data), start, self._now() - start))
+                done += 1
+        except (OSError, RunAborted) as exc:
+            self._fail(exc, f"{phase.label} {paths[done] if done < len(paths) else ''}")
+        record.xfer_end = record.close_start = record.close_end = self._now()
+        record.ops = done
+        record.bytes = done * len(data)
+
+
+def _item_kind(phase: PhaseSpec) -> str:
+    return "dir" if phase.label.startswith("dir") else "file"
+
+
+def _item_operation(op: str, kind: str, path: Path, data: bytes) -> None:
+    if op == "create":
+        if kind == "dir":
+            os.mkdir(path)
+        else:
+            _write_item(path, data)
+    elif op == "stat":
+        os.stat(path)
+    elif op == "read":
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if data:
+                os.read(fd, len(data))
+        finally:
+            os.close(fd)
+    elif op == "remove":
+        if kind == "dir":
+            os.rmdir(path)
+        else:
+            os.unlink(path)
+    else:  # pragma: no cover - the mdtest parser makes only these
+        raise ValueError(f"op: no metadata operation {op!r}")
+
+
+def _write_item(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        if data:
+            _write_all(fd, memoryview(data), 0)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, view: memoryview, offset: int) -> int:
+    written = 0
+    while written < len(view):
+        count = os.pwrite(fd, view[written:], offset + written)
+        if count == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        written += count
+    return written
+
+
+def _delay_hook(rank: int) -> float:
+    text = os.environ.get("SIMFS_RUNNER_DELAY", "")
+    if not text:
+        return 0.0
+    target, _, seconds = text.partition(":")
+    return float(seconds) if int(target) == rank else 0.0
+
+
+def _fault_hook(rank: int) -> tuple[str, int, int] | None:
+    text = os.environ.get("SIMFS_RUNNER_FAULT", "")
+    if not text:
+        return None
+    target, label, count, name = text.split(":")
+    if int(target) != rank:
+        return None
+    return label, int(count), getattr(errno, name)

@@ -1,0 +1,116 @@
+"""The local file-system model, live validation inputs, and the IOR options added for the
+runner as the simulator sees them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import simfs
+from simfs.cli import main
+from simfs.errors import ProfileError, WorkloadError
+from simfs.validate import load_case
+
+ROOT = Path(__file__).resolve().parents[2]
+LIVE = ROOT / "calibration" / "live"
+TMPFS = str(LIVE / "vm-tmpfs.toml")
+DISK = str(LIVE / "vm-disk.toml")
+
+
+def test_tmpfs_writes_and_reads_are_the_cores_copy_shared_by_more_processes():
+    system = simfs.load_system(TMPFS)
+    copy_write, copy_read = system.client.copy_write_Bps, system.client.copy_read_Bps
+    per_call = system.client.call_overhead_s
+    workload = "ior -F -t 1m -b 64m -w -r"
+    for ppn, cores_used in ((1, 1), (2, 2), (8, 2)):
+        phases = simfs.simulate(TMPFS, workload, ppn=ppn).phases.set_index("phase")
+        for op, copy in (("write", copy_write), ("read", copy_read)):
+            one_core = 1 / (1 / copy + per_call / (1 << 20))
+            # All bytes on `cores_used` cores (metadata round trips add microseconds).
+            assert phases.loc[op, "agg_bw_Bps"] == pytest.approx(cores_used * one_core, rel=0.01), (op, ppn)
+
+
+def test_direct_io_costs_a_round_trip_plus_the_transfer_per_request():
+    system = simfs.load_system(DISK)
+    latency, device = system.tunables.rpc_latency_s, system.ost.drive.write_Bps
+    one = simfs.simulate(DISK, "ior -F -t 64k -b 16m -w --posix.odirect", ppn=1).phases.iloc[0]
+    request = 65536 / (latency + 65536 / device)
+    assert one["agg_bw_Bps"] == pytest.approx(request, rel=0.01)
+    many = simfs.simulate(DISK, "ior -F -t 4m -b 64m -w --posix.odirect", ppn=8).phases.iloc[0]
+    assert many["agg_bw_Bps"] == pytest.approx(device, rel=0.01)  # the device is shared
+
+
+def test_reads_of_data_the_run_wrote_come_from_the_page_cache_when_they_fit():
+    system = simfs.load_system(DISK)
+    assert system.cached_read(1 << 30, direct=False)
+    assert not system.cached_read(1 << 30, direct=True)
+    assert not system.cached_read(system.client.memory_bytes, direct=False)
+    cached = simfs.simulate(DISK, "ior -F -t 1m -b 64m -w -r", ppn=1).phases.set_index("phase")
+    assert cached.loc["read", "bottleneck"] == "client-core"
+    assert not simfs.load_system("crtdc-lfs3").cached_read(1, direct=False)
+
+
+def test_tmpfs_refuses_o_direct_and_a_local_profile_refuses_rpc_mechanisms(tmp_path):
+    with pytest.raises(WorkloadError, match="O_DIRECT"):
+        simfs.simulate(TMPFS, "ior -F -t 1m -b 4m -w --posix.odirect")
+    text = Path(DISK).read_text().replace("rpc_window = false", "rpc_window = true")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(ProfileError, match="mechanisms.rpc_window"):
+        simfs.load_system(str(bad))
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [("ior -F -t 1m -b 4m -w -z", "-z: random offsets"), ("ior -F -t 1m -b 4m -w -D 5", "-D: a phase cut")],
+)
+def test_the_simulator_refuses_runner_only_options(command, message):
+    with pytest.raises(WorkloadError, match=message):
+        simfs.simulate("crtdc-lfs3", command)
+
+
+def test_intra_phase_barriers_and_the_reorder_distance():
+    workload = simfs.parse_workload("ior -F -t 1m -b 4m -w -r -C -Q 2 -g")
+    assert workload.intra_phase_barriers and workload.phases[1].task_offset == 2
+    plain = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -w -r -C", nodes=4).phases
+    synced = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -w -r -C -g", nodes=4).phases
+    # Symmetric ranks arrive together: the barriers cost nothing here.
+    assert list(synced["agg_bw_Bps"]) == pytest.approx(list(plain["agg_bw_Bps"]), rel=1e-6)
+
+
+def test_a_case_takes_its_points_from_run_records(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name in ("tmpfs-buffered-np1.json", "tmpfs-buffered-np2.json"):
+        shutil.copy(ROOT / "validation" / "live" / "runs" / name, runs)
+    record = json.loads((runs / "tmpfs-buffered-np2.json").read_text())
+    case = tmp_path / "case.toml"
+    case.write_text(
+        f"""[case]
+name = "t"
+system = "{TMPFS}"
+workload = "{record["workload"]}"
+phase = "write"
+metric = "agg_bw"
+split = "held-out"
+tolerance = 0.2
+source = "test"
+curve = "ppn=1,2"
+data = "runs/"
+"""
+    )
+    points = load_case(case).points
+    assert [p.settings for p in points] == [{"nodes": 1, "ppn": 1}, {"nodes": 1, "ppn": 2}]
+    writes = sorted(p["bandwidth_Bps"] for p in record["phases"] if p["op"] == "write")
+    assert points[1].value == pytest.approx(writes[len(writes) // 2])  # the median of 5
+
+
+def test_validate_live_prints_predicted_against_measured(capsys):
+    run = str(ROOT / "validation" / "live" / "runs" / "disk-direct-np4.json")
+    assert main(["validate", "--live", run, "--system", str(LIVE / "vm-disk-fitted.toml")]) == 0
+    out = capsys.readouterr().out
+    assert "disk-direct-np4.json" in out and "error_pct" in out and "2 phases" in out
+    assert main(["validate", "--live", run]) == 2

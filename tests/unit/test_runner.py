@@ -1,0 +1,301 @@
+"""The live runner: real files, real processes, real MPI ranks.
+
+Sizes are small (a few MiB) so the suite stays fast; what is checked is the arithmetic
+(IOR's makespan, the late rank, the stonewall, the fsync inside the close), the output
+shapes (parsed by simfs's own IOR/mdtest/bonnie++ readers) and that every way a run can
+fail leaves the target as it was.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from simfs.errors import SimfsError, WorkloadError
+from simfs.ingest import bonnie, ior, mdtest, read_measurements
+from simfs.ingest.context import FileContext
+from simfs.runner import measure, plan_workload, write_outputs
+from simfs.runner.target import footprint_bytes
+from simfs.workloads import parse_workload
+
+IOR_SMALL = "ior -a POSIX -F -t 64k -b 2m -w -r -C -e"
+
+
+def _run(command: str, directory: Path, processes: int = 2, **options):
+    out = io.StringIO()
+    measured = measure(command, directory, processes=processes, out=out, **options)
+    return measured, out.getvalue()
+
+
+def _left(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+# -- output and arithmetic ------------------------------------------------------------------
+def test_ior_run_prints_ior_tables_that_the_ior_reader_parses(tmp_path):
+    measured, text = _run(IOR_SMALL + " -i 2", tmp_path)
+    assert measured.status == "ok" and measured.exit_code == 0
+    assert _left(tmp_path) == []  # the run directory is gone
+    rows = ior.parse_text(text, "run.txt", FileContext())
+    assert [(m.phase, m.iteration) for m in rows] == [("write", 0), ("read", 0), ("write", 1), ("read", 1)]
+    by_iteration = {(r.op, r.iteration): r for r in measured.results}
+    for m in rows:
+        # The table prints MiB/s to two decimals; the record keeps B/s.
+        assert m.value == pytest.approx(by_iteration[(m.phase, m.iteration)].bandwidth_Bps, rel=1e-4)
+    assert "Max Write:" in text and "MB/sec" in text and "Summary of all tests:" in text
+
+
+def test_bandwidth_is_all_bytes_over_first_open_to_last_close(tmp_path):
+    measured, _ = _run("ior -F -t 64k -b 1m -w", tmp_path, processes=3)
+    (write,) = measured.results
+    records = [r for r in measured.records if r.op == "write"]
+    span = max(r.close_end for r in records) - min(r.open_start for r in records)
+    assert write.bytes == 3 * (1 << 20)
+    assert write.makespan_s == pytest.approx(span)
+    assert write.bandwidth_Bps == pytest.approx(3 * (1 << 20) / span)
+
+
+def test_a_rank_that_starts_late_lengthens_the_phase(tmp_path, monkeypatch):
+    monkeypatch.setenv("SIMFS_RUNNER_DELAY", "1:0.4")
+    measured, _ = _run("ior -F -t 64k -b 1m -w", tmp_path)
+    (write,) = measured.results
+    late = next(r for r in measured.records if r.rank == 1)
+    early = next(r for r in measured.records if r.rank == 0)
+    assert late.open_start - early.open_start >= 0.35
+    assert write.makespan_s >= 0.4  # not hidden by timing each rank alone
+    assert write.sum_of_ranks_Bps > write.bandwidth_Bps * 1.5
+
+
+def test_fsync_is_inside_the_timed_close(tmp_path, monkeypatch):
+    real_fsync = os.fsync
+    calls = []
+
+    def slow_fsync(fd):  # the ranks are forked: they inherit this
+        time.sleep(0.3)
+        calls.append(fd)
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    with_fsync, _ = _run("ior -F -t 64k -b 1m -w -e", tmp_path, processes=1)
+    without, _ = _run("ior -F -t 64k -b 1m -w", tmp_path, processes=1)
+    (synced,) = with_fsync.records
+    (plain,) = without.records
+    assert synced.close_end - synced.close_start >= 0.3
+    assert with_fsync.results[0].makespan_s >= 0.3
+    assert plain.close_end - plain.close_start < 0.1
+
+
+def test_stonewall_stops_at_the_deadline_and_wear_out_evens_the_ranks(tmp_path):
+    # As in IOR, each rank's deadline runs from the start of its own transfers.
+    command = "ior -F -t 1k -b 512m -w -D 1"
+    walled, _ = _run(command, tmp_path)
+    for record in walled.records:
+        assert 0 < record.pairs_at_deadline < 512 * 1024
+        assert record.xfer_end - record.xfer_start == pytest.approx(1.0, abs=0.1)
+    worn, text = _run(command + " -O stoneWallingWearOut=1", tmp_path)
+    counts = {r.rank: r.ops for r in worn.records}
+    at_deadline = {r.rank: r.pairs_at_deadline for r in worn.records}
+    assert counts[0] == counts[1] == max(at_deadline.values())
+    assert min(at_deadline.values()) <= counts[0]
+    assert "stonewalling pairs accessed min:" in text
+
+
+def test_random_offsets_and_shared_file_write_every_byte_once(tmp_path):
+    measured, _ = _run("ior -t 64k -b 1m -s 2 -w -r -z", tmp_path, keep=True)
+    assert measured.status == "ok"
+    run_dir = Path(measured.record["run_directory"])
+    assert run_dir.exists() and measured.record["kept"]
+    shutil.rmtree(run_dir)
+    assert {r.bytes for r in measured.records} == {2 << 20}
+
+
+def test_mdtest_dd_and_bonnie_outputs_parse(tmp_path):
+    measured, text = _run("mdtest -n 50 -F -u -i 2", tmp_path)
+    rates = mdtest.parse(text, "md.txt", FileContext())
+    assert [m.phase for m in rates] == ["file_creation", "file_stat", "file_read", "file_removal"]
+    assert all(m.value > 0 for m in rates)
+    measured, text = _run("dd if=/dev/zero of=out bs=64k count=16 conv=fsync", tmp_path)
+    assert text.count("bytes (") == 2 and "16+0 records out" in text
+    measured, text = _run("bonnie++ -d /tmp -s 2m:64k -n 0 -f", tmp_path)
+    rows = bonnie.parse(text, "b.csv", FileContext())
+    assert {m.phase for m in rows} == {"write_block", "rewrite", "read_block"}
+    assert _left(tmp_path) == []
+
+
+def test_mdtest_directories_and_single_steps(tmp_path):
+    measured, text = _run("mdtest -n 20 -D -i 2", tmp_path)
+    assert [m.phase for m in mdtest.parse(text, "md.txt", FileContext())] == [
+        "directory_creation",
+        "directory_stat",
+        "directory_removal",
+    ]
+    # A stat-only run creates its items untimed first, and its rate counts only the stats.
+    measured, _ = _run("mdtest -n 30 -F -T", tmp_path)
+    assert [(r.phase, r.ops) for r in measured.results] == [("file stat", 60)]
+    assert _left(tmp_path) == []
+
+
+def test_read_only_workloads_write_their_data_untimed_first(tmp_path):
+    measured, _ = _run("dd if=data of=/dev/null bs=64k count=16", tmp_path)
+    assert [r.op for r in measured.results] == ["read"]
+    assert measured.results[0].bytes == 2 * 16 * 65536
+
+
+def test_json_record_and_traces(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    measured, _ = _run("ior -F -t 64k -b 1m -w -r", target, trace_ops=True)
+    write_outputs(measured, json_path=tmp_path / "run.json", trace_path=tmp_path / "trace.csv", ops=True)
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["simfs_run"] == 1 and record["status"] == "ok"
+    assert record["machine"]["target"]["fs_type"] and record["machine"]["cores"] >= 1
+    assert record["workload"] == "ior -F -t 64k -b 1m -w -r"
+    trace = (tmp_path / "trace.csv").read_text().splitlines()
+    assert trace[0].startswith("rank,host,iteration,phase,op,open_start")
+    assert len(trace) == 1 + 2 * 2  # ranks x phases
+    ops = (tmp_path / "trace.ops.csv").read_text().splitlines()
+    assert len(ops) == 1 + 2 * 2 * 16  # ranks x phases x transfers
+    frame = read_measurements(tmp_path / "run.json")  # issue 3's readers take the record
+    assert sorted(frame["phase"]) == ["read", "write"] and set(frame["ppn"]) == {2}
+
+
+# -- refusals -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("obdfilter-survey size=1024", "not run live"),
+        ("ior -t 1000 -b 4000 --posix.odirect", "multiples of 512"),
+    ],
+)
+def test_workloads_the_runner_refuses(command, message):
+    with pytest.raises(WorkloadError, match=message):
+        plan_workload(command)
+
+
+def test_refuses_root_missing_and_too_large(tmp_path):
+    with pytest.raises(SimfsError, match="refusing to write into /"):
+        measure("dd bs=1k count=1", "/", processes=1)
+    with pytest.raises(SimfsError, match="no such directory"):
+        measure("dd bs=1k count=1", tmp_path / "absent", processes=1)
+    with pytest.raises(SimfsError, match="only .* is free"):
+        measure("ior -F -t 1m -b 64t -w", tmp_path, processes=2)
+    assert _left(tmp_path) == []
+
+
+def test_footprint_rounds_files_to_blocks():
+    spec = parse_workload("mdtest -n 10 -F -w 1")
+    assert footprint_bytes(spec, 2, 4096) == 2 * 10 * 4096
+    assert footprint_bytes(parse_workload("ior -F -t 1m -b 4m"), 3, 4096) == 3 * (4 << 20)
+
+
+# -- failures: every kind leaves nothing behind -------------------------------------------
+@pytest.mark.parametrize(("fault", "kind"), [("1:write:3:EIO", "EIO"), ("0:read:2:EACCES", "EACCES")])
+def test_io_error_stops_every_rank_and_removes_the_files(tmp_path, monkeypatch, fault, kind):
+    monkeypatch.setenv("SIMFS_RUNNER_FAULT", fault)
+    measured, _ = _run("ior -F -t 64k -b 1m -w -r", tmp_path, processes=3)
+    assert measured.status == "failed" and measured.exit_code == 1
+    assert kind in measured.reason and measured.reason.startswith("rank ")
+    assert _left(tmp_path) == []
+    completed = [r["op"] for r in measured.record["phases"]]
+    assert completed == ([] if kind == "EIO" else ["write"])  # what completed is kept
+
+
+def _mount_tmpfs(where: Path, options: str) -> None:
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip()})")
+
+
+def test_enospc_on_a_full_file_system(tmp_path):
+    tiny = tmp_path / "tiny"
+    _mount_tmpfs(tiny, "size=4m,nr_inodes=60")
+    try:
+        measured, _ = _run("mdtest -n 100 -F", tiny)
+        assert measured.status == "failed" and "ENOSPC" in measured.reason
+        assert _left(tiny) == []
+    finally:
+        subprocess.run(["umount", str(tiny)], check=False)
+
+
+def test_read_only_target_is_refused_before_anything_is_written(tmp_path):
+    frozen = tmp_path / "ro"
+    _mount_tmpfs(frozen, "size=1m,ro")
+    try:
+        with pytest.raises(SimfsError, match="cannot write here"):
+            measure("dd bs=1k count=1", frozen, processes=1)
+    finally:
+        subprocess.run(["umount", str(frozen)], check=False)
+
+
+def _cli(*args: str, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "simfs.cli", *args], stderr=subprocess.PIPE, text=True, **popen)
+
+
+def test_ctrl_c_stops_the_ranks_writes_what_completed_and_cleans_up(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    record = tmp_path / "run.json"
+    args = ["measure", "--dir", str(target), "--np", "2", "--json", str(record), "--"]
+    # 1 KiB calls: each phase takes seconds, so the signal lands in the middle of the run.
+    process = _cli(*args, "ior", "-F", "-t", "1k", "-b", "1g", "-w", "-r", stdout=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(target.iterdir()):
+        time.sleep(0.05)
+    time.sleep(2.0)
+    process.send_signal(signal.SIGINT)
+    _, errors = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "simfs: interrupted:" in errors and len(errors.strip().splitlines()) == 1
+    assert _left(target) == []
+    saved = json.loads(record.read_text())
+    assert saved["status"] == "interrupted"
+
+
+# -- MPI ------------------------------------------------------------------------------------
+def _mpirun(ranks: int, *args: str) -> subprocess.CompletedProcess:
+    if shutil.which("mpirun") is None:
+        pytest.skip("Open MPI's mpirun is not installed (apt-get install openmpi-bin)")
+    pytest.importorskip("mpi4py")
+    environment = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    command = ["mpirun", "--oversubscribe", "-n", str(ranks), sys.executable, "-m", "simfs.cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_mpi_backend_runs_the_ranks_and_reports_once(tmp_path, ranks):
+    target = tmp_path / "target"
+    target.mkdir()
+    record = tmp_path / "run.json"
+    done = _mpirun(ranks, "measure", "--dir", str(target), "--json", str(record), "--", *IOR_SMALL.split())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Summary of all tests:") == 1  # rank 0 alone prints
+    saved = json.loads(record.read_text())
+    assert saved["backend"] == "mpi" and saved["ranks"] == ranks and saved["status"] == "ok"
+    assert [p["op"] for p in saved["phases"]] == ["write", "read"]
+    assert all(p["bytes"] == ranks * (2 << 20) for p in saved["phases"])
+    assert _left(target) == []
+
+
+def test_mpi_backend_failure_stops_all_ranks_and_cleans_up(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    if shutil.which("mpirun") is None:
+        pytest.skip("Open MPI's mpirun is not installed")
+    os.environ["SIMFS_RUNNER_FAULT"] = "2:write:2:ENOSPC"
+    try:
+        done = _mpirun(3, "measure", "--dir", str(target), "--", "ior", "-F", "-t", "64k", "-b", "1m", "-w", "-r")
+    finally:
+        del os.environ["SIMFS_RUNNER_FAULT"]
+    assert done.returncode != 0
+    assert "rank 2" in done.stderr and "ENOSPC" in done.stderr
+    assert _left(target) == []
