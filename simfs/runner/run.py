@@ -172,7 +172,7 @@ def _coordinate_local(plan: Plan) -> tuple[list[list[Any]], tuple[str, str] | No
                     failure = failure or (reason, "crash")
                     aborted = aborted or reason
             for rank, child in enumerate(children):
-                if rank not in finished and not child.is_alive() and not connections_poll(pipes[rank][0]):
+                if rank not in finished and not child.is_alive() and not _poll_ready(pipes[rank][0]):
                     finished.add(rank)
                     reason = f"rank {rank} died (exit status {child.exitcode})"
                     failure = failure or (reason, "crash")
@@ -208,7 +208,7 @@ def _send(connection: Any, message: Any) -> None:
         pass  # that rank is gone; the loop notices
 
 
-def connections_poll(connection: Any) -> bool:
+def _poll_ready(connection: Any) -> bool:
     try:
         return connection.poll()
     except (EOFError, OSError):
