@@ -382,15 +382,18 @@ def _validate_live(args: argparse.Namespace) -> int:
     if not args.system:
         raise SimfsError("validate --live: --system is required (the profile to predict the run with)")
     table = compare_live(args.live, args.system)
+    # Bandwidths in GB/s, rates as they are (op/s).
+    scale = table["unit"].map({"B/s": 1e9}).fillna(1.0)
     shown = table.assign(
-        measured=(table["measured"] / 1e9).map("{:.3f}".format),
-        predicted=(table["predicted"] / 1e9).map("{:.3f}".format),
+        unit=table["unit"].replace({"B/s": "GB/s"}),
+        measured=(table["measured"] / scale).map("{:.4g}".format),
+        predicted=(table["predicted"] / scale).map("{:.4g}".format),
         spread_pct=table["spread_pct"].map("{:.0f}".format),
         error_pct=table["error_pct"].map("{:+.1f}".format),
     )
-    unit = "GB/s (ops_rate: 1e9 op/s)"
-    print(f"{args.system}: predicted against measured, {unit}")
-    print(shown[["run", "ppn", "phase", "measured", "spread_pct", "predicted", "error_pct"]].to_string(index=False))
+    print(f"{args.system}: predicted against measured")
+    columns = ["run", "ppn", "phase", "unit", "measured", "spread_pct", "predicted", "error_pct"]
+    print(shown[columns].to_string(index=False))
     errors = table["error_pct"].abs()
     print(f"{len(table)} phases: median |error| {errors.median():.1f}%, worst {errors.max():.1f}%")
     return 0

@@ -57,12 +57,16 @@ def render_text(frame: pd.DataFrame) -> str:
 
 def to_json(frame: pd.DataFrame) -> str:
     """Strict JSON (no NaN/Infinity tokens): a list of row objects."""
-    records = frame.to_dict(orient="records")
-    clean = [{k: _strict(v) for k, v in rec.items()} for rec in records]
-    return json.dumps(clean, indent=1)
+    return json.dumps(strict(frame.to_dict(orient="records")), indent=1)
 
 
-def _strict(value: object) -> object:
+def strict(value: object) -> object:
+    """``value`` made strict-JSON-safe, recursively: numpy scalars become Python numbers,
+    NaN and infinities ``None``."""
+    if isinstance(value, dict):
+        return {str(k): strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(v) for v in value]
     if hasattr(value, "item"):
         value = value.item()  # numpy scalar -> Python
     if isinstance(value, float) and not math.isfinite(value):

@@ -8,8 +8,9 @@ one it runs under:
   user pressed Ctrl-C) it raises :class:`RunAborted` instead.
 * ``stop_requested()``: cheap, checked between transfers, so that every rank stops
   within one transfer of a failure elsewhere (local) or of a signal (both).
-* ``reporter``: whether this process writes the output (the parent process locally,
-  rank 0 under MPI), and ``record(gathered)``, which hands it each gathered list.
+* ``record(gathered)``: hands each gathered list to the reporter (the process that writes
+  the output): a no-op locally, where the parent sees every payload itself; rank 0's
+  list under MPI.
 
 Local backend: the parent process is the coordinator.  Each rank is a child process with
 a pipe to it; a collective is each child sending its payload and waiting for the parent's
@@ -39,8 +40,6 @@ class RunAborted(Exception):  # noqa: N818 - a signal to stop, like KeyboardInte
 class LocalComm:
     """A child process's end of the local backend."""
 
-    reporter = False
-
     def __init__(self, rank: int, size: int, connection: Any, stop_event: Any) -> None:
         self.rank = rank
         self.size = size
@@ -60,9 +59,6 @@ class LocalComm:
 
     def record(self, gathered: list[Any]) -> None:
         """The parent records gathered lists itself (it sees every payload)."""
-
-    def clock_offsets(self, now: float) -> float:
-        return 0.0  # one machine, one CLOCK_MONOTONIC
 
 
 class MpiComm:
@@ -99,17 +95,6 @@ class MpiComm:
 
     def broadcast(self, value: Any) -> Any:
         return self._world.bcast(value, root=0)
-
-    def clock_offsets(self, now: float) -> float:
-        """This rank's clock minus rank 0's, sampled right after a barrier (as IOR
-        estimates its clock deviation); 0 when rank 0 runs on this host, whose monotonic
-        clock all its processes share."""
-        samples = self._world.allgather((self.host, now))
-        root_host, root_now = samples[0]
-        return 0.0 if root_host == self.host else now - root_now
-
-    def abort(self, code: int) -> None:
-        self._world.Abort(code)
 
 
 def in_mpi_job() -> bool:

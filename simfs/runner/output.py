@@ -22,7 +22,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from simfs.runner.records import MIB, PhaseResult
+from simfs.report.tables import strict
+from simfs.runner.records import PhaseResult
+from simfs.units import MIB, format_bytes
 from simfs.workloads.spec import WorkloadSpec
 
 RECORD_FORMAT = 1
@@ -77,9 +79,9 @@ def ior_text(run: dict[str, Any], spec: WorkloadSpec, results: list[PhaseResult]
         f"tasks               : {ranks}",
         f"clients per node    : {ppn}",
         f"repetitions         : {spec.iterations}",
-        f"xfersize            : {_size_text(transfer)}",
-        f"blocksize           : {_size_text(block)}",
-        f"aggregate filesize  : {_size_text(aggregate)}",
+        f"xfersize            : {format_bytes(transfer)}",
+        f"blocksize           : {format_bytes(block)}",
+        f"aggregate filesize  : {format_bytes(aggregate)}",
     ]
     if first.stonewall_s:
         lines.append(f"stonewallingTime    : {first.stonewall_s:g}")
@@ -156,6 +158,7 @@ def _pp(value: float, width: int = 11) -> str:
     return f"{text:<{width}}"
 
 
+# GNU dd's summary: three significant digits, decimal and binary prefixes.
 _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 _DECIMAL = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
 
@@ -166,11 +169,6 @@ def _scaled(value: float, prefixes: tuple[tuple[str, float], ...], spec: str = "
         if value >= scale:
             return f"{value / scale:{spec}} {prefix}"
     return f"{value:{spec}} "
-
-
-def _size_text(count: int) -> str:
-    """IOR's sizes in its Options block: ``1 MiB``, ``256 MiB``."""
-    return _scaled(count, _BINARY, "g") + "B"
 
 
 # -- mdtest -------------------------------------------------------------------------------
@@ -262,14 +260,4 @@ def bonnie_csv(run: dict[str, Any], spec: WorkloadSpec, records: list[Any]) -> s
 # -- the JSON record ----------------------------------------------------------------------
 def strict_json(document: Any) -> str:
     """JSON that any parser reads: NaN and infinities become null."""
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        if isinstance(value, dict):
-            return {str(k): clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [clean(v) for v in value]
-        return value
-
-    return json.dumps(clean(document), indent=2, allow_nan=False) + "\n"
+    return json.dumps(strict(document), indent=2, allow_nan=False) + "\n"

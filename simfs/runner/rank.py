@@ -49,7 +49,6 @@ class Plan:
     ranks: int
     ppn: int
     trace_ops: bool = False
-    seed: int = 0
 
 
 class RankStopped(Exception):  # noqa: N818 - a verdict that ends the run, not a bug
@@ -177,7 +176,8 @@ class _RankProgram:
         if phase.random_offsets:
             import numpy as np
 
-            generator = np.random.default_rng((self.plan.seed, iteration, owner))
+            # The same order on every run: a rank's offsets depend on the iteration and the data's owner.
+            generator = np.random.default_rng((iteration, owner))
             offsets = [offsets[i] for i in generator.permutation(len(offsets))]
         return offsets
 

@@ -10,8 +10,6 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-MIB = 1 << 20
-
 
 @dataclass
 class RankPhase:
@@ -43,14 +41,6 @@ class RankPhase:
         row = asdict(self)
         del row["samples"]
         return row
-
-    def shifted(self, offset: float) -> RankPhase:
-        """The record on another clock (``offset`` seconds earlier)."""
-        moved = RankPhase(**{**asdict(self), "samples": []})
-        for name in ("open_start", "open_end", "xfer_start", "xfer_end", "close_start", "close_end"):
-            setattr(moved, name, getattr(self, name) - offset)
-        moved.samples = [(o, b, start - offset, seconds) for o, b, start, seconds in self.samples]
-        return moved
 
 
 @dataclass(frozen=True)

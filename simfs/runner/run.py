@@ -24,7 +24,7 @@ from typing import Any, TextIO
 from simfs.errors import SimfsError, WorkloadError
 from simfs.runner.comm import ABORT, LocalComm, MpiComm, RunAborted, in_mpi_job
 from simfs.runner.machine import machine_info
-from simfs.runner.output import RECORD_FORMAT, bonnie_csv, dd_text, ior_text, mdtest_text, strict_json
+from simfs.runner.output import RECORD_FORMAT, bonnie_csv, dd_text, ior_text, mdtest_text
 from simfs.runner.rank import Plan, RankStopped, run_rank
 from simfs.runner.records import PhaseResult, RankPhase
 from simfs.runner.target import check_directory, check_space, make_run_directory, remove_run_directory
@@ -366,7 +366,3 @@ def _summary_text(run: dict[str, Any], spec: WorkloadSpec, results: list[PhaseRe
         "bonnie++": lambda: bonnie_csv(run, spec, records),
     }
     return writers[spec.tool]()
-
-
-def record_json(measured: Measured) -> str:
-    return strict_json(measured.record)

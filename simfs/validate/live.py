@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from simfs.api import load_system
 from simfs.errors import SimfsError
+from simfs.filesystems import system_from_profile
 from simfs.ingest import read_measurements
+from simfs.ingest.measurements import METRIC_UNITS
 from simfs.predict import NotSimulatedWarning, Predictor, plan
 from simfs.systems.profile import load_profile
 
@@ -30,7 +31,8 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
             points, _ = plan(measurements)
         except NotSimulatedWarning as exc:
             raise SimfsError(f"--live: {exc}") from None
-    predictor = Predictor(load_system(system), load_profile(system))
+    profile = load_profile(system)
+    predictor = Predictor(system_from_profile(profile), profile)
     rows = []
     for point in points:
         row = measurements.loc[point.index]
@@ -43,6 +45,7 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
                 "ppn": int(row["ppn"]),
                 "phase": point.phase,
                 "metric": point.metric,
+                "unit": METRIC_UNITS[point.metric],
                 "measured": point.measured,
                 "spread_pct": 100 * point.uncertainty,
                 "predicted": predicted,
