@@ -125,16 +125,24 @@ class ProfileCalibrator:
 
         start = self._best_start(residuals, prior, lower, upper, measured)
 
-        result = least_squares(
-            residuals, start, bounds=(lower, upper), args=(measured,), diff_step=1e-3, max_nfev=self.max_evaluations
-        )
+        def solve(x0: np.ndarray):
+            return least_squares(
+                residuals, x0, bounds=(lower, upper), args=(measured,), diff_step=1e-3, max_nfev=self.max_evaluations
+            )
+
+        def sensitivities(result) -> np.ndarray:
+            """Largest |d log prediction / d log parameter| over the data, per parameter."""
+            data_jacobian = result.jac[: len(points)] / np.where(weights > 0, weights, 1.0)[:, None]
+            return np.abs(data_jacobian).max(axis=0)
+
+        result = solve(start)
+        result = self._release_flat(result, solve, residuals, sensitivities, lower, upper, measured)
         fitted = np.exp(result.x)
         predicted = predict(result.x)
         log_ratio = np.log(predicted / measured)
         rms = float(np.sqrt(np.mean(log_ratio**2)))
 
-        data_jacobian = result.jac[: len(points)] / np.where(weights > 0, weights, 1.0)[:, None]
-        sensitivity = np.abs(data_jacobian).max(axis=0)
+        sensitivity = sensitivities(result)
         flat = sensitivity < self.min_sensitivity
         samples = self._bootstrap(residuals, result.x, lower, upper, measured, stated, rms)
         intervals = {}
@@ -180,6 +188,26 @@ class ProfileCalibrator:
                     if cost < best_cost:
                         best, best_cost = trial, cost
         return best
+
+    def _release_flat(self, result, solve, residuals, sensitivities, lower, upper, measured):
+        """A cap that does not bind at the solution has no gradient, so the solver cannot
+        find out that it should bind (a copy rate left at a prior above the disks' rate
+        when the data say the core limits one node).  For each such parameter, search it
+        alone over its bounds with the others held, and solve again from the best point
+        if it lowers the cost."""
+        for i in np.flatnonzero(sensitivities(result) < self.min_sensitivity):
+            best, best_cost = result.x, 2 * result.cost
+            for value in np.linspace(lower[i], upper[i], 4 * max(self.scan_points, 2) + 1)[1:-1]:
+                trial = result.x.copy()
+                trial[i] = value
+                cost = float(np.sum(residuals(trial, measured) ** 2))
+                if cost < best_cost * (1 - 1e-9):
+                    best, best_cost = trial, cost
+            if best is not result.x:
+                retried = solve(best)
+                if retried.cost < result.cost:
+                    result = retried
+        return result
 
     def _predict(
         self, profile: Profile, parameters: list[FreeParameter], values: np.ndarray, points: list[Point]
