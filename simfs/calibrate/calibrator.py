@@ -19,7 +19,9 @@ The model is piecewise smooth (a rate is the minimum of several limits), so a gr
 method started where a parameter is not the binding limit sees no slope at all.  The fit
 therefore starts with a coordinate scan: each parameter in turn over ``scan_points``
 log-spaced values between its bounds, the others held, keeping the best; a second sweep
-over the midpoints of that grid.  The local refinement starts from there.
+over the midpoints of that grid.  The local refinement starts from there; a parameter
+that still has no slope at its solution is searched alone over its bounds once more, and
+the refinement restarted from a better point if there is one.
 
 A weak prior (``prior_weight``, a log-scale ridge towards the profile's value) is added to
 the residuals: it does not move a parameter the data inform, but it stops one they barely
