@@ -11,7 +11,7 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
 ==========================  ================================================================
 ``hdd_seek``                HDD seek thrashing under interleaved streams
                             (``simfs.hardware.hdd.SeekThrashing``)
-``raid_parity``             RAID-5/6 partial-stripe writes pay read-modify-write
+``raid_parity``             RAID-5/6 partial-stripe writes pay read-modify-write (or reconstruct-write)
                             (``simfs.hardware.raid.RaidSet.write_cost``)
 ``ssd_iops``                SSD requests cost at least ``1 / IOPS``: bandwidth ``min(B, IOPS x size)``
                             (``simfs.hardware.ssd``)

@@ -6,12 +6,23 @@ with full-stripe writes and rotating parity deliver the data drives' rate
 per drive, parity included (Patterson, Gibson & Katz, "A case for redundant arrays of
 inexpensive disks (RAID)", SIGMOD 1988).
 
-Partial stripes (read-modify-write).  A write covering ``k`` of the ``d`` data chunks of
-a stripe (``k < d``) must read the old data and parity and write both back: ``2k + 2p``
-chunk transfers instead of the ``k (d + p) / d`` a full stripe costs per data chunk
-(Chen et al., "RAID: high-performance, reliable secondary storage", ACM Computing
-Surveys 26(2), 1994, the small-write problem).  :meth:`RaidSet.write_cost` gives that
-ratio for a request size; requests are taken as stripe aligned.
+Partial stripes.  A write covering ``k`` of the ``d`` data chunks of a stripe (``k < d``)
+either reads the old data and parity and writes both back (read-modify-write: ``2k + 2p``
+chunk transfers) or reads the ``d - k`` chunks it does not change and writes its ``k``
+and the parity (reconstruct-write: ``d + p``), instead of the ``k (d + p) / d`` a full
+stripe costs per data chunk (Chen et al., "RAID: high-performance, reliable secondary
+storage", ACM Computing Surveys 26(2), 1994, the small-write problem).  Array software
+takes the cheaper of the two per stripe (Linux md: ``handle_stripe_dirtying`` in
+``drivers/md/raid5.c`` counts the reads each needs), and so does simfs.  A chunk touched
+in part counts as a chunk: its drive still positions for it.
+
+Alignment.  Requests are taken as aligned to their own size in the volume; where the
+volume's data starts ``data_offset_bytes`` past a stripe boundary (an LVM physical
+volume's first extent, a partition's first sector), every request is shifted by that
+much, and a request of a full stripe's size straddles two stripes, each written in part.
+:meth:`RaidSet.write_cost` gives the drive work of a request size relative to aligned
+full-stripe writing, averaged over the positions the requests take in their stripes;
+:meth:`RaidSet.drive_request_bytes` the bytes each drive moves per request.
 
 Software RAID write thread.  Linux md handled all stripe work of a RAID-5/6 array in one
 kernel thread (``raid5d``) until Linux 3.12 (2013, "raid5: multi-threaded" by Shaohua Li);
@@ -26,6 +37,7 @@ the rebuild also takes ``rebuild_fraction`` of what is left.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -48,6 +60,7 @@ class RaidSet:
     drive: Drive
     chunk_bytes: int = 0
     write_thread_Bps: float = 0.0
+    data_offset_bytes: int = 0
 
     def __post_init__(self) -> None:
         if self.level not in PARITY_DISKS:
@@ -60,6 +73,8 @@ class RaidSet:
             raise ValueError("chunk_bytes: must be non-negative (0: unknown, no partial-stripe cost)")
         if self.write_thread_Bps < 0:
             raise ValueError("write_thread_Bps: must be non-negative (0: no software RAID thread limit)")
+        if self.data_offset_bytes < 0:
+            raise ValueError("data_offset_bytes: must be non-negative (0: data starts on a stripe boundary)")
 
     @property
     def parity_disks(self) -> int:
@@ -78,21 +93,21 @@ class RaidSet:
         return self.data_disks * self.drive.bandwidth_Bps(op)
 
     def write_cost(self, request_bytes: float) -> float:
-        """Drive work of a ``request_bytes`` write relative to full-stripe writing (>= 1)."""
-        if self.parity_disks == 0 or self.chunk_bytes == 0 or request_bytes >= self.full_stripe_bytes:
+        """Drive work of a ``request_bytes`` write relative to aligned full-stripe writing (>= 1)."""
+        if self.parity_disks == 0 or self.chunk_bytes == 0:
             return 1.0
-        d, p = self.data_disks, self.parity_disks
-        chunks = max(1, math.ceil(request_bytes / self.chunk_bytes))
-        read_modify_write = 2 * chunks + 2 * p
-        full_stripe = chunks * (d + p) / d
-        return read_modify_write / full_stripe
+        return _write_cost(
+            self.data_disks, self.parity_disks, self.chunk_bytes, self.data_offset_bytes, max(1, round(request_bytes))
+        )
 
     def drive_request_bytes(self, request_bytes: float) -> float:
-        """Bytes of one request that land on one drive: at most a chunk; with no chunk
-        size known, the request spread over the data drives, but never split below a
-        4 KiB page."""
+        """Bytes of one request that land on one drive: the request spread over the chunks
+        it touches (more chunks than its size needs when it is not aligned); with no chunk
+        size known, spread over the data drives, but never split below a 4 KiB page."""
         if self.chunk_bytes:
-            return min(request_bytes, self.chunk_bytes)
+            request = max(1, round(request_bytes))
+            touched = _mean_chunks_touched(self.full_stripe_bytes, self.chunk_bytes, self.data_offset_bytes, request)
+            return min(request_bytes, request_bytes / touched)
         return max(request_bytes / self.data_disks, min(request_bytes, 4096))
 
     def state_factor(self, state: str, rebuild_fraction: float = 0.0) -> float:
@@ -107,3 +122,67 @@ class RaidSet:
             raise ValueError("rebuild_fraction: expected a fraction in [0, 1)")
         degraded = (self.disk_count - 1) / self.disk_count
         return degraded * (1 - rebuild_fraction) if state == "rebuilding" else degraded
+
+
+#: Most request positions averaged over; sizes with a longer period relative to the stripe
+#: are averaged over this many evenly spaced positions instead.
+_MAX_POSITIONS = 1024
+
+
+def _stripe_pieces(stripe_bytes: int, data_offset_bytes: int, request_bytes: int) -> list[list[tuple[int, int, int]]]:
+    """Per position a request takes among the stripes (starts ``j * request_bytes +
+    data_offset_bytes``, one period of them), the ``(start, end, count)`` byte ranges it
+    covers in the stripes it touches: a head, ``count`` whole stripes, a tail."""
+    positions = stripe_bytes // math.gcd(request_bytes, stripe_bytes)
+    if positions <= _MAX_POSITIONS:
+        starts = [(j * request_bytes + data_offset_bytes) % stripe_bytes for j in range(positions)]
+    else:
+        starts = [k * stripe_bytes // _MAX_POSITIONS for k in range(_MAX_POSITIONS)]
+    pieces = []
+    for start in starts:
+        end = start + request_bytes
+        if end <= stripe_bytes:
+            pieces.append([(start, end, 1)])
+            continue
+        whole, tail = divmod(end - stripe_bytes, stripe_bytes)
+        ranges = [(start, stripe_bytes, 1)]
+        if whole:
+            ranges.append((0, stripe_bytes, whole))
+        if tail:
+            ranges.append((0, tail, 1))
+        pieces.append(ranges)
+    return pieces
+
+
+@functools.lru_cache(maxsize=1024)
+def _write_cost(
+    data_disks: int, parity_disks: int, chunk_bytes: int, data_offset_bytes: int, request_bytes: int
+) -> float:
+    # In bytes moved by the drives: a piece of b bytes in one stripe costs
+    # read-modify-write 2b + 2p min(chunk, b) or reconstruct-write (d + p) chunk, the
+    # cheaper; aligned full stripes cost b (d + p) / d, the reference.
+    stripe_bytes = data_disks * chunk_bytes
+    pieces = _stripe_pieces(stripe_bytes, data_offset_bytes, request_bytes)
+    moved = 0.0
+    for ranges in pieces:
+        for start, end, count in ranges:
+            piece = end - start
+            if piece == stripe_bytes:
+                moved += count * piece * (data_disks + parity_disks) / data_disks
+            else:
+                read_modify_write = 2 * piece + 2 * parity_disks * min(chunk_bytes, piece)
+                reconstruct_write = (data_disks + parity_disks) * chunk_bytes
+                moved += count * min(read_modify_write, reconstruct_write)
+    aligned = request_bytes * (data_disks + parity_disks) / data_disks
+    return max(1.0, moved / len(pieces) / aligned)
+
+
+@functools.lru_cache(maxsize=1024)
+def _mean_chunks_touched(stripe_bytes: int, chunk_bytes: int, data_offset_bytes: int, request_bytes: int) -> float:
+    pieces = _stripe_pieces(stripe_bytes, data_offset_bytes, request_bytes)
+    touched = sum(
+        count * (math.ceil(end / chunk_bytes) - start // chunk_bytes)
+        for ranges in pieces
+        for start, end, count in ranges
+    )
+    return touched / len(pieces)

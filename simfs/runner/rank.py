@@ -19,7 +19,9 @@ writes its data untimed, with an fsync, as the real tools need the file to exist
 Test hooks (environment, read once; for the test suite): ``SIMFS_RUNNER_DELAY="R:S"``
 makes rank R start each phase S seconds after the barrier; ``SIMFS_RUNNER_FAULT=
 "R:LABEL:K:ERRNO"`` makes rank R's K-th operation of phase LABEL fail with ERRNO (EIO,
-ENOSPC, EACCES), the errors no ordinary directory produces on demand.
+ENOSPC, EACCES), the errors no ordinary directory produces on demand; with ``SIGKILL``
+in place of ERRNO the rank's process is killed there (as by the OOM killer), leaving
+its files and its part of the run to the others to clean up.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +143,8 @@ class _RankProgram:
             raise RunAborted("interrupted")
         if self.fault and self.fault[0] == label and self.fault[1] == count:
             code = self.fault[2]
+            if code == _KILL:
+                os.kill(os.getpid(), signal.SIGKILL)
             raise OSError(code, os.strerror(code))
 
     # -- data phases ------------------------------------------------------------------
@@ -420,4 +425,8 @@ def _fault_hook(rank: int) -> tuple[str, int, int] | None:
     target, label, count, name = text.split(":")
     if int(target) != rank:
         return None
-    return label, int(count), getattr(errno, name)
+    return label, int(count), _KILL if name == "SIGKILL" else getattr(errno, name)
+
+
+#: The fault hook's code for "kill this process" (no errno is negative).
+_KILL = -9

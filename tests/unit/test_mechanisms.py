@@ -115,9 +115,46 @@ def test_raid6_partial_stripe_write_cost_hand_values():
     # One chunk: read data + P + Q, write the three back = 6 chunk I/Os, against
     # 1 x 10/8 = 1.25 for full stripes: 4.8.
     assert lun.write_cost(131072) == pytest.approx(6 / 1.25)
-    # Four chunks: 2 x 4 + 2 x 2 = 12 against 4 x 1.25 = 5: 2.4.
-    assert lun.write_cost(512 * 1024) == pytest.approx(2.4)
+    # Four chunks: read-modify-write 2 x 4 + 2 x 2 = 12, reconstruct-write reads the other
+    # 4 and writes 4 + 2 = 10; the cheaper against 4 x 1.25 = 5: 2.0.
+    assert lun.write_cost(512 * 1024) == pytest.approx(2.0)
+    # A 4 KiB page: 4 KiB of data and 2 x 4 KiB of parity read and written back, 24 KiB,
+    # against 5 KiB for full stripes.
+    assert lun.write_cost(4096) == pytest.approx(24 / 5)
     assert RaidSet("raid0", 3, DRIVE, chunk_bytes=65536).write_cost(4096) == 1.0
+
+
+def test_misaligned_volume_write_cost_hand_values():
+    """LVM2's old 192 KiB first extent on an 8+1 set of 128 KiB chunks."""
+    from simfs.hardware.raid import RaidSet
+
+    aligned = RaidSet("raid5", 9, DRIVE, chunk_bytes=131072)
+    shifted = RaidSet("raid5", 9, DRIVE, chunk_bytes=131072, data_offset_bytes=196608)
+    # 832 KiB into one stripe (reconstruct-write: 9 chunks, 1152 KiB) and 192 KiB into the
+    # next (read-modify-write: 2 x 192 + 2 x 128 = 640 KiB), against 1 MiB x 9/8 = 1152 KiB.
+    assert shifted.write_cost(1 << 20) == pytest.approx((1152 + 640) / 1152)
+    assert aligned.write_cost(1 << 20) == 1.0
+    # A whole number of stripes of offset changes nothing.
+    assert RaidSet("raid5", 9, DRIVE, chunk_bytes=131072, data_offset_bytes=3 << 20).write_cost(1 << 20) == 1.0
+    # Reads: a 1 MiB request touches 9 chunks instead of 8.
+    assert shifted.drive_request_bytes(1 << 20) == pytest.approx((1 << 20) / 9)
+    assert aligned.drive_request_bytes(1 << 20) == 131072
+    with pytest.raises(ValueError, match="data_offset_bytes"):
+        RaidSet("raid5", 9, DRIVE, chunk_bytes=131072, data_offset_bytes=-1)
+
+
+def test_misaligned_targets_slow_bound_writes_only():
+    """Spider with 1 OST per OSS and 60 writers: the OSTs bind, and the offset costs writes."""
+    settings = {"oss.osts_per_oss": 1, "fabric.client_uplink_Bps": 0}
+    workload = "ior -a POSIX -F -w -r -e -C -t 1m -b 1g"
+    aligned = simfs.simulate("ornl-spider", workload, nodes=30, ppn=2, overrides=settings).phases
+    shifted = simfs.simulate(
+        "ornl-spider", workload, nodes=30, ppn=2, overrides={**settings, "ost.data_offset_bytes": 196608}
+    ).phases
+    write, read = (aligned["op"] == "write").to_numpy(), (aligned["op"] == "read").to_numpy()
+    assert shifted["bottleneck"][write].item() == "ost"
+    assert shifted["agg_bw_Bps"][write].item() < 0.8 * aligned["agg_bw_Bps"][write].item()
+    assert shifted["agg_bw_Bps"][read].item() == pytest.approx(aligned["agg_bw_Bps"][read].item())
 
 
 def test_raid_failure_states():

@@ -209,6 +209,17 @@ def test_io_error_stops_every_rank_and_removes_the_files(tmp_path, monkeypatch, 
     assert completed == ([] if kind == "EIO" else ["write"])  # what completed is kept
 
 
+def test_a_killed_rank_stops_the_others_and_its_files_are_removed(tmp_path, monkeypatch):
+    # Rank 1 is SIGKILLed in its 3rd write: no Python cleanup runs in it; the coordinator
+    # must notice the death, release ranks 0 and 2 from the next barrier and remove all files.
+    monkeypatch.setenv("SIMFS_RUNNER_FAULT", "1:write:3:SIGKILL")
+    measured, _ = _run("ior -F -t 64k -b 1m -w -r", tmp_path, processes=3)
+    assert measured.status == "failed" and measured.exit_code == 1
+    assert measured.reason.startswith("rank 1 ") and "-9" in measured.reason
+    assert _left(tmp_path) == []
+    assert measured.record["phases"] == []
+
+
 def _mount_tmpfs(where: Path, options: str) -> None:
     where.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)

@@ -212,6 +212,7 @@ class LustreSystem:
                 drive=drive,
                 chunk_bytes=profile.number("ost.chunk_bytes", 0, integer=True, minimum=0),
                 write_thread_Bps=profile.number("ost.write_thread_Bps", 0.0, minimum=0),
+                data_offset_bytes=profile.number("ost.data_offset_bytes", 0, integer=True, minimum=0),
             )
             failed = index_list(profile, "ost.failed_drive_osts", ost_count, "OST")
             rebuilding = profile.boolean("ost.rebuilding", False)
@@ -338,6 +339,12 @@ class LustreSystem:
             lines.append(
                 f"  RAID chunk {format_bytes(self.ost.chunk_bytes)}, full stripe {format_bytes(self.ost.full_stripe_bytes)}"
             )
+            if self.ost.data_offset_bytes % self.ost.full_stripe_bytes:
+                rpc = self.tunables.rpc_size_bytes
+                lines.append(
+                    f"  data start {format_bytes(self.ost.data_offset_bytes)} past a stripe boundary: a "
+                    f"{format_bytes(rpc)} write costs {self.ost.write_cost(rpc):.3g}x the drive work of an aligned one"
+                )
         off = [name for name, on in self.mechanisms.items() if not on]
         lines.append(f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on")
         lines.append(
