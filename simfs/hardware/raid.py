@@ -13,8 +13,10 @@ and the parity (reconstruct-write: ``d + p``), instead of the ``k (d + p) / d`` 
 stripe costs per data chunk (Chen et al., "RAID: high-performance, reliable secondary
 storage", ACM Computing Surveys 26(2), 1994, the small-write problem).  Array software
 takes the cheaper of the two per stripe (Linux md: ``handle_stripe_dirtying`` in
-``drivers/md/raid5.c`` counts the reads each needs), and so does simfs.  A chunk touched
-in part counts as a chunk: its drive still positions for it.
+``drivers/md/raid5.c`` counts the reads each needs), and so does simfs, counting the bytes
+the drives move: for ``b`` bytes in one stripe of ``c``-byte chunks, ``2b + 2p min(c, b)``
+against ``(d + p) c``.  The chunks a request touches set how many drives position for it
+(:meth:`RaidSet.drive_request_bytes`).
 
 Alignment.  Requests are taken as aligned to their own size in the volume; where the
 volume's data starts ``data_offset_bytes`` past a stripe boundary (an LVM physical
