@@ -165,7 +165,7 @@ class _Program:
             return
         ppn, ranks = self.experiment.ppn, self.experiment.ranks
         node = rank // ppn + self.node_offset
-        owner = (rank + phase.task_offset * ppn) % ranks if phase.reorder_tasks else rank
+        owner = phase.data_owner(rank, ppn, ranks)
         file_key = "shared" if phase.shared_file else str(owner)
         open_time = self.env.now
         data_op = "write" if phase.op == "rewrite" else phase.op  # rewrite's read half is added below

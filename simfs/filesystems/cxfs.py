@@ -220,8 +220,7 @@ class CxfsSystem(LustreSystem):
             f"{t.rpc_latency_s * 1e3:.3g} ms round trip; readahead {format_bytes(t.max_read_ahead_bytes)}",
             f"  seek thrashing: visits {format_bytes(self.write_visit_bytes)} per drive",
         ]
-        off = [name for name, on in self.mechanisms.items() if not on]
-        lines.append(f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on")
+        lines.append(self.mechanisms_line())
         clients = sum(p.network.bandwidth_Bps for p in self.partitions)
         ceiling = min(
             clients,

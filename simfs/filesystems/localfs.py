@@ -28,7 +28,8 @@ What differs from Lustre, and why:
   every read is a page-cache read, every write a copy, and nothing is written back.
   O_DIRECT on tmpfs fails (``EINVAL``) in the runner, so the model refuses it too.
 * **O_DIRECT** is one request in flight per process: each transfer costs the device's
-  round trip (``device.request_latency_s``) and the device's bandwidth is shared.
+  round trip (``device.request_latency_s``) plus its own transfer at the device's rate
+  (``LustreInstance.lone_request_Bps``), and the device's bandwidth is shared.
 """
 
 from __future__ import annotations
@@ -159,6 +160,5 @@ class LocalSystem(LustreSystem):
             f"  metadata: create {fs.create_per_s:g}/s, stat {fs.stat_per_s:g}/s, remove {fs.remove_per_s:g}/s, "
             f"{self.tunables.metadata_latency_s * 1e6:.3g} us per call"
         )
-        off = [name for name, on in self.mechanisms.items() if not on]
-        lines.append(f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on")
+        lines.append(self.mechanisms_line())
         return "\n".join(lines)

@@ -196,8 +196,7 @@ class PanfsSystem(LustreSystem):
             f"  client: {t.max_rpcs_in_flight} x {format_bytes(t.rpc_size_bytes)} in flight per blade, "
             f"{t.rpc_latency_s * 1e3:.3g} ms round trip",
         ]
-        off = [name for name, on in self.mechanisms.items() if not on]
-        lines.append(f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on")
+        lines.append(self.mechanisms_line())
         if self.failed_blades:
             state = f"rebuilding ({self.rebuild_fraction:.0%} of every other blade)" if self.rebuilding else "failed"
             lines.append(f"  blades {', '.join(map(str, self.failed_blades))}: {state}; new files avoid them")

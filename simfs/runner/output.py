@@ -52,6 +52,8 @@ def ior_text(run: dict[str, Any], spec: WorkloadSpec, results: list[PhaseResult]
     aggregate = block * int(options["segments"]) * ranks
     target = machine["target"]
     name = run["test_file"]
+    reorder = any(p.reorder_tasks for p in spec.phases)
+    task_offset = max(p.task_offset for p in spec.phases)
     lines = [
         f"IOR-simfs-{run['version']}: MPI Coordinated Test of Parallel I/O (simfs measure, {run['backend']} backend)",
         f"Began               : {_stamp(run['began_epoch'])}",
@@ -70,10 +72,10 @@ def ior_text(run: dict[str, Any], spec: WorkloadSpec, results: list[PhaseResult]
         "type                : independent",
         f"segments            : {options['segments']}",
         f"ordering in a file  : {'random' if first.random_offsets else 'sequential'}",
-        f"ordering inter file : {'constant task offset' if any(p.reorder_tasks for p in spec.phases) else 'no tasks offsets'}",
+        f"ordering inter file : {'constant task offset' if reorder else 'no tasks offsets'}",
     ]
-    if any(p.reorder_tasks for p in spec.phases):
-        lines.append(f"task offset         : {max(p.task_offset for p in spec.phases)}")
+    if reorder:
+        lines.append(f"task offset         : {task_offset}")
     lines += [
         f"nodes               : {nodes}",
         f"tasks               : {ranks}",
@@ -127,8 +129,6 @@ def ior_text(run: dict[str, Any], spec: WorkloadSpec, results: list[PhaseResult]
         bw = _stats([r.bandwidth_Bps / MIB for r in rows])
         ops = _stats([r.ops / r.makespan_s if r.makespan_s > 0 else math.nan for r in rows])
         mean_s = statistics.fmean(r.makespan_s for r in rows)
-        reorder = int(any(p.reorder_tasks for p in spec.phases))
-        offset = max(p.task_offset for p in spec.phases)
         if first.wear_out:
             wall = statistics.fmean(r.stonewall_s for r in rows)
             wall_mib = statistics.fmean(r.pairs_min * transfer * ranks / r.stonewall_s for r in rows) / MIB
@@ -138,7 +138,7 @@ def ior_text(run: dict[str, Any], spec: WorkloadSpec, results: list[PhaseResult]
         lines.append(
             f"{access:<9} {bw[0]:10.2f} {bw[1]:10.2f} {bw[2]:10.2f} {bw[3]:10.2f} {ops[0]:10.2f} {ops[1]:10.2f} "
             f"{ops[2]:10.2f} {ops[3]:10.2f} {mean_s:10.5f} {stonewall}{0:5d} {ranks:6d} {ppn:3d} "
-            f"{spec.iterations:4d} {int(not first.shared_file):3d} {reorder:5d} {offset:8d} {0:9d} {0:4d} "
+            f"{spec.iterations:4d} {int(not first.shared_file):3d} {int(reorder):5d} {task_offset:8d} {0:9d} {0:4d} "
             f"{int(options['segments']):6d} {block:8d} {transfer:8d} {aggregate / MIB:9.1f} {'POSIX':>5} {0:6d}"
         )
     lines.append(f"Finished            : {_stamp(run['finished_epoch'])}")

@@ -25,7 +25,7 @@ from simfs.errors import SimfsError, WorkloadError
 from simfs.runner.comm import ABORT, LocalComm, MpiComm, RunAborted, in_mpi_job
 from simfs.runner.machine import machine_info
 from simfs.runner.output import RECORD_FORMAT, bonnie_csv, dd_text, ior_text, mdtest_text
-from simfs.runner.rank import Plan, RankStopped, run_rank
+from simfs.runner.rank import Plan, RankStopped, ior_file_name, run_rank
 from simfs.runner.records import PhaseResult, RankPhase
 from simfs.runner.target import check_directory, check_space, make_run_directory, remove_run_directory
 from simfs.workloads import parse_workload
@@ -81,9 +81,9 @@ def measure(
     ``directory`` with ``processes`` local processes, or as the ranks of the MPI job this
     process belongs to (``backend="mpi"``, or ``"auto"`` under ``mpirun``).  The tool's
     summary goes to ``out`` (stdout) from the reporter only."""
-    use_mpi = backend == "mpi" or (backend == "auto" and in_mpi_job())
     if backend not in ("auto", "local", "mpi"):
         raise SimfsError(f"--backend {backend}: expected auto, local or mpi")
+    use_mpi = backend == "mpi" or (backend == "auto" and in_mpi_job())
     out = out if out is not None else sys.stdout
     argv = argv if argv is not None else ["simfs", "measure", "--", *command.split()]
     if use_mpi:
@@ -343,7 +343,7 @@ def _report(
         "directory": str(run_dir.parent),
         "run_directory": str(run_dir),
         "kept": kept,
-        "test_file": str(run_dir / Path(str(spec.options.get("path") or "testFile")).name),
+        "test_file": str(run_dir / ior_file_name(spec)),
         "began_epoch": began,
         "finished_epoch": finished,
         "began": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(began)),

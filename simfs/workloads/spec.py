@@ -75,6 +75,11 @@ class PhaseSpec:
         if not self.label:
             object.__setattr__(self, "label", self.op)
 
+    def data_owner(self, rank: int, ppn: int, ranks: int) -> int:
+        """The rank whose data ``rank`` accesses: itself, or with ``reorder_tasks`` the
+        rank ``task_offset`` nodes on (IOR ``-C -Q``, ranks placed on nodes by slot)."""
+        return (rank + self.task_offset * ppn) % ranks if self.reorder_tasks else rank
+
     @property
     def block_size_bytes(self) -> int:
         return self.bytes_per_rank // self.segment_count

@@ -109,6 +109,27 @@ def test_stonewall_stops_at_the_deadline_and_wear_out_evens_the_ranks(tmp_path):
     assert "stonewalling pairs accessed min:" in text
 
 
+def test_offsets_follow_ior_layout():
+    from simfs.runner.rank import transfer_offsets
+
+    def offsets(command: str, iteration: int = 0) -> list[int]:
+        count, generated = transfer_offsets(parse_workload(command).phases[0], 1, 3, iteration)
+        listed = list(generated)
+        assert len(listed) == count
+        return listed
+
+    # 3 ranks, a shared file, 2 segments of 1 MiB blocks in 256 KiB transfers: rank 1's
+    # segment s starts at (s * 3 + 1) MiB.
+    kib = 1024
+    assert offsets("ior -t 256k -b 1m -s 2 -w") == [
+        (s * 3 + 1) * 1024 * kib + i * 256 * kib for s in range(2) for i in range(4)
+    ]
+    assert offsets("ior -F -t 256k -b 1m -s 2 -w") == [i * 256 * kib for i in range(8)]
+    order = offsets("ior -F -t 256k -b 1m -s 2 -w -z")
+    assert sorted(order) == offsets("ior -F -t 256k -b 1m -s 2 -w") and order != sorted(order)
+    assert order == offsets("ior -F -t 256k -b 1m -s 2 -w -z") != offsets("ior -F -t 256k -b 1m -s 2 -w -z", 1)
+
+
 def test_random_offsets_and_shared_file_write_every_byte_once(tmp_path):
     measured, _ = _run("ior -t 64k -b 1m -s 2 -w -r -z", tmp_path, keep=True)
     assert measured.status == "ok"

@@ -279,6 +279,11 @@ class LustreSystem:
         return system
 
     # -- description --------------------------------------------------------------------
+    def mechanisms_line(self) -> str:
+        """The ``describe`` line naming the mechanisms switched off."""
+        off = [name for name, on in self.mechanisms.items() if not on]
+        return f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on"
+
     def describe(self) -> str:
         """A human-readable summary of the assembled hardware (``simfs show``)."""
         c, t = self.client, self.tunables
@@ -345,8 +350,7 @@ class LustreSystem:
                     f"  data start {format_bytes(self.ost.data_offset_bytes)} past a stripe boundary: a "
                     f"{format_bytes(rpc)} write costs {self.ost.write_cost(rpc):.3g}x the drive work of an aligned one"
                 )
-        off = [name for name, on in self.mechanisms.items() if not on]
-        lines.append(f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on")
+        lines.append(self.mechanisms_line())
         lines.append(
             f"  striping: count {t.stripe_count}, size {format_bytes(t.stripe_size_bytes)}, "
             f"offset {t.stripe_offset}; RPCs: {t.max_rpcs_in_flight} x {format_bytes(t.rpc_size_bytes)} "
