@@ -7,6 +7,7 @@ anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import io
 import shlex
 import sys
 from collections.abc import Sequence
@@ -116,7 +117,9 @@ def _parser() -> argparse.ArgumentParser:
     measure.add_argument("--json", metavar="FILE", help="write the run record (strict JSON) here")
     measure.add_argument("--trace", metavar="FILE", help="per-rank phase trace, .csv or .parquet")
     measure.add_argument(
-        "--trace-ops", action="store_true", help="also per-operation latencies (FILE.ops.csv beside --trace)"
+        "--trace-ops",
+        action="store_true",
+        help="also per-operation latencies (FILE.ops.csv or .ops.parquet beside --trace)",
     )
     measure.add_argument("workload", nargs=argparse.REMAINDER, help="-- then the tool's command line")
     measure.set_defaults(handler=_measure)
@@ -332,6 +335,11 @@ def _measure(args: argparse.Namespace) -> int:
     }
     if "trace" in outputs and outputs["trace"].suffix not in (".csv", ".parquet"):
         raise SimfsError(f"--trace {outputs['trace']}: expected a .csv or .parquet file")
+    if "trace" in outputs and outputs["trace"].suffix == ".parquet":
+        from simfs.report.files import require_parquet
+
+        require_parquet(f"--trace {outputs['trace']}")
+    summary = io.StringIO()
     measured = measure(
         shlex.join(words),
         args.dir,
@@ -340,9 +348,15 @@ def _measure(args: argparse.Namespace) -> int:
         keep=args.keep,
         trace_ops=args.trace_ops,
         argv=["simfs", *sys.argv[1:]] if sys.argv[1:2] == ["measure"] else None,
+        out=summary,
     )
+    # Files before the terminal: mpirun kills its ranks 1 s after forwarding Ctrl-C as
+    # SIGTERM (Open MPI's odls_base_sigkill_timeout) and stops draining their stdout, so a
+    # reporter that printed first could die with the record unwritten.
     if measured.record:
         write_outputs(measured, json_path=outputs.get("json"), trace_path=outputs.get("trace"), ops=args.trace_ops)
+    sys.stdout.write(summary.getvalue())
+    sys.stdout.flush()
     if measured.exit_code:
         if measured.record:  # the reporter: others stay quiet
             label = "interrupted" if measured.status == "interrupted" else "error"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simfs.errors import SimfsError
+from simfs.report.files import write_frame, write_text
 from simfs.runner.output import strict_json
 from simfs.runner.records import PhaseResult, RankPhase
 from simfs.runner.run import Measured, measure, phase_results, plan_workload
@@ -24,21 +24,13 @@ def write_outputs(
     ops: bool = False,
 ) -> None:
     """The JSON record, the per-rank trace (CSV or Parquet) and, with ``ops``, the
-    per-operation samples (``<trace>.ops.csv``), each written whole or not at all."""
-    import pandas as pd
-
-    from simfs.report.files import write_text
-
+    per-operation samples (``<trace>.ops.csv`` or ``.ops.parquet``), each written whole
+    or not at all."""
     if trace_path is not None:
+        import pandas as pd
+
         trace_path = Path(trace_path)
-        frame = pd.DataFrame([r.row() for r in measured.records])
-        if trace_path.suffix == ".parquet":
-            try:
-                frame.to_parquet(trace_path, index=False)
-            except ImportError as exc:
-                raise SimfsError(f"--trace {trace_path}: Parquet needs pyarrow ({exc}); use .csv") from None
-        else:
-            write_text(trace_path, frame.to_csv(index=False))
+        write_frame(trace_path, pd.DataFrame([r.row() for r in measured.records]))
         measured.record["trace"] = str(trace_path)
         if ops:
             rows = [
@@ -54,8 +46,9 @@ def write_outputs(
                 for r in measured.records
                 for offset, size, start, seconds in r.samples
             ]
-            ops_path = trace_path.with_name(trace_path.stem + ".ops.csv")
-            write_text(ops_path, pd.DataFrame(rows).to_csv(index=False))
+            # The samples take the trace's format: a Parquet user wants no CSV of millions of rows.
+            ops_path = trace_path.with_name(f"{trace_path.stem}.ops{trace_path.suffix}")
+            write_frame(ops_path, pd.DataFrame(rows))
             measured.record["trace_ops"] = str(ops_path)
     if json_path is not None:
         write_text(json_path, strict_json(measured.record))

@@ -189,6 +189,38 @@ def test_json_record_and_traces(tmp_path):
     assert sorted(frame["phase"]) == ["read", "write"] and set(frame["ppn"]) == {2}
 
 
+def test_parquet_traces_hold_what_the_csv_holds(tmp_path):
+    import pandas as pd
+
+    target = tmp_path / "target"
+    target.mkdir()
+    measured, _ = _run("ior -F -t 64k -b 1m -w -r", target, trace_ops=True)
+    write_outputs(measured, trace_path=tmp_path / "trace.csv", ops=True)
+    write_outputs(measured, trace_path=tmp_path / "trace.parquet", ops=True)
+    for stem in ("trace", "trace.ops"):
+        from_csv = pd.read_csv(tmp_path / f"{stem}.csv")
+        from_parquet = pd.read_parquet(tmp_path / f"{stem}.parquet")
+        assert list(from_parquet.columns) == list(from_csv.columns)
+        pd.testing.assert_frame_equal(from_parquet, from_csv, check_dtype=False)
+    assert measured.record["trace_ops"] == str(tmp_path / "trace.ops.parquet")
+    assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # no partial files left
+
+
+def test_parquet_without_pyarrow_is_refused_before_the_run(tmp_path, monkeypatch, capsys):
+    from simfs.cli import main
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
+    trace = tmp_path / "ranks.parquet"
+    argv = ["measure", "--dir", str(tmp_path), "--np", "1", "--trace", str(trace), "--", "dd", "bs=4k", "count=4"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (
+        f"simfs: error: --trace {trace}: Parquet needs pyarrow (pip install 'simfs[parquet]'); use .csv"
+    )
+    assert captured.out == ""  # refused before dd ran (it would have printed its summary)
+    assert _left(tmp_path) == []
+
+
 # -- refusals -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("command", "message"),
@@ -294,12 +326,16 @@ def test_ctrl_c_stops_the_ranks_writes_what_completed_and_cleans_up(tmp_path):
 
 
 # -- MPI ------------------------------------------------------------------------------------
-def _mpirun(ranks: int, *args: str) -> subprocess.CompletedProcess:
+def _mpirun_command(ranks: int, *args: str) -> tuple[list[str], dict[str, str]]:
     if shutil.which("mpirun") is None:
         pytest.skip("Open MPI's mpirun is not installed (apt-get install openmpi-bin)")
     pytest.importorskip("mpi4py")
     environment = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    command = ["mpirun", "--oversubscribe", "-n", str(ranks), sys.executable, "-m", "simfs.cli", *args]
+    return ["mpirun", "--oversubscribe", "-n", str(ranks), sys.executable, "-m", "simfs.cli", *args], environment
+
+
+def _mpirun(ranks: int, *args: str) -> subprocess.CompletedProcess:
+    command, environment = _mpirun_command(ranks, *args)
     return subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
 
 
@@ -326,3 +362,26 @@ def test_mpi_backend_failure_stops_all_ranks_and_cleans_up(tmp_path, monkeypatch
     assert done.returncode != 0
     assert "rank 2" in done.stderr and "ENOSPC" in done.stderr
     assert _left(target) == []
+
+
+def test_mpi_ctrl_c_stops_the_ranks_writes_the_record_and_cleans_up(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    record = tmp_path / "run.json"
+    # Many short iterations: the run lasts minutes, so Ctrl-C lands in the middle of it.
+    workload = ["ior", "-F", "-t", "64k", "-b", "1m", "-w", "-r", "-i", "100000"]
+    command, environment = _mpirun_command(2, "measure", "--dir", str(target), "--json", str(record), "--", *workload)
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(target.iterdir()):  # rank 0 made the run directory
+        time.sleep(0.05)
+    time.sleep(1.0)
+    # Ctrl-C at a terminal: mpirun forwards it to the ranks as SIGTERM, then kills them 1 s later.
+    process.send_signal(signal.SIGINT)
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode != 0
+    assert _left(target) == []
+    saved = json.loads(record.read_text())  # written before the summary that mpirun may cut off
+    assert saved["backend"] == "mpi" and saved["status"] == "interrupted", errors
+    assert saved["reason"].startswith("rank ") and "interrupted" in saved["reason"]
+    assert len(saved["phases"]) >= 2  # what completed before the signal is kept
