@@ -108,7 +108,7 @@ class PhaseResult:
 
 
 def _flat_row(record: Any, exclude: str = "") -> dict[str, Any]:
-    # dataclasses.asdict deep-copies every value: 0.15 ms a record, seconds for a run of
-    # thousands of phases, which an MPI reporter does not have after Ctrl-C (mpirun kills
-    # the ranks 1 s after forwarding it).  Every kept field here is a scalar.
+    # dataclasses.asdict deep-copies every value (27 us a record against 3 us here): a
+    # tenth of a second per 4,000 records, of the one second an MPI reporter has after
+    # Ctrl-C (mpirun kills the ranks 1 s after forwarding it).  Every kept field is a scalar.
     return {f.name: getattr(record, f.name) for f in fields(record) if f.name != exclude}
