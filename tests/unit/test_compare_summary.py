@@ -34,6 +34,21 @@ def test_ratios_are_paired_by_round(summary, tmp_path, capsys):
     assert row[-3:] == ["yes,", "whole", "interval"]
 
 
+def test_the_tools_against_each_other_give_the_floor(summary, tmp_path, capsys):
+    # dd reads 20% faster than fio in every round: the directory itself separates two tools.
+    lines = tmp_path / "lines"
+    lines.write_text(
+        "".join(f"{r} fio read-direct {rate}\n{r} dd read-direct {rate * 1.2}\n" for r, rate in enumerate([1, 2, 1], 1))
+    )
+    summary.main(str(lines))
+    out = capsys.readouterr().out.splitlines()
+    assert "(the tools against each other)" in out[1]  # no runner lines: the floor follows the header
+    row = out[2].split()
+    assert row[:3] == ["dd", "read-direct", "3"]
+    assert float(row[5]) == pytest.approx(1.2)
+    assert row[-3:] == ["no,", "whole", "interval"]
+
+
 def test_a_bad_line_names_file_and_line(summary, tmp_path):
     lines = tmp_path / "lines"
     lines.write_text("1 dd read-direct 1.0\n2 dd read-direct fast\n")
