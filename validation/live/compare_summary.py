@@ -4,9 +4,10 @@ Input lines are ``ROUND TOOL MODE GB/s`` (tool ``dd``, ``fio``, ``simfs-dd``, ``
 For each real tool and mode the output gives both medians, the median of the per-round
 ratios runner/tool, a bootstrap 95% interval of that median, and whether the median and the
 whole interval are within 10% of 1; then, for the modes both tools ran, dd against fio the
-same way (how closely two independent tools agree on this directory).  Pairing by round matters on a shared VM: the host's
-load drifts over minutes, and a ratio taken within one round (the two runs seconds apart,
-their order alternating) cancels most of the drift that the ratio of two medians keeps.
+same way (how closely two independent tools agree on this directory).  Pairing by round
+matters on a shared VM: the host's load drifts over minutes, and a ratio taken within one
+round (the two runs seconds apart, their order alternating) cancels most of the drift that
+the ratio of two medians keeps.
 
     python3 compare_summary.py LINES_FILE
 """
