@@ -333,12 +333,13 @@ def _measure(args: argparse.Namespace) -> int:
     outputs = {
         name: _output_path(getattr(args, name), f"--{name}") for name in ("json", "trace") if getattr(args, name)
     }
-    if "trace" in outputs and outputs["trace"].suffix not in (".csv", ".parquet"):
-        raise SimfsError(f"--trace {outputs['trace']}: expected a .csv or .parquet file")
-    if "trace" in outputs and outputs["trace"].suffix == ".parquet":
+    trace = outputs.get("trace")
+    if trace is not None and trace.suffix not in (".csv", ".parquet"):
+        raise SimfsError(f"--trace {trace}: expected a .csv or .parquet file")
+    if trace is not None and trace.suffix == ".parquet":
         from simfs.report.files import require_parquet
 
-        require_parquet(f"--trace {outputs['trace']}")
+        require_parquet(f"--trace {trace}")
     summary = io.StringIO()
     measured = measure(
         shlex.join(words),
@@ -352,11 +353,14 @@ def _measure(args: argparse.Namespace) -> int:
     )
     # Files before the terminal: mpirun kills its ranks 1 s after forwarding Ctrl-C as
     # SIGTERM (Open MPI's odls_base_sigkill_timeout) and stops draining their stdout, so a
-    # reporter that printed first could die with the record unwritten.
-    if measured.record:
-        write_outputs(measured, json_path=outputs.get("json"), trace_path=outputs.get("trace"), ops=args.trace_ops)
-    sys.stdout.write(summary.getvalue())
-    sys.stdout.flush()
+    # reporter that printed first could die with the record unwritten.  The summary is
+    # printed even when a file cannot be written: the run happened.
+    try:
+        if measured.record:
+            write_outputs(measured, json_path=outputs.get("json"), trace_path=trace, ops=args.trace_ops)
+    finally:
+        sys.stdout.write(summary.getvalue())
+        sys.stdout.flush()
     if measured.exit_code:
         if measured.record:  # the reporter: others stay quiet
             label = "interrupted" if measured.status == "interrupted" else "error"

@@ -40,7 +40,7 @@ def write_frame(path: str | Path, frame: pandas.DataFrame) -> Path:
     """A table as CSV, or as Parquet when ``path`` ends in ``.parquet`` (needs pyarrow)."""
     if Path(path).suffix != ".parquet":
         return write_text(path, frame.to_csv(index=False))
-    require_parquet(f"{path}")
+    require_parquet(str(path))
     return _write_whole(path, lambda partial: frame.to_parquet(partial, index=False))
 
 

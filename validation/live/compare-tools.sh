@@ -9,7 +9,8 @@
 # and with O_DIRECT writes are compared too.
 #   validation/live/compare-tools.sh [DIR] [ROUNDS]        (defaults: /var/tmp, 4)
 # Prints one line per run: round, tool, mode, GB/s; then, per mode, each tool's median, the
-# median of the per-round ratios runner/tool and a bootstrap 95% interval of that median
+# median of the per-round ratios runner/tool and a bootstrap 95% interval of that median,
+# then dd against fio the same way, the floor: how closely the two tools agree on DIR
 # (validation/live/compare_summary.py).  Needs dd (coreutils) and fio.
 # PIN=CPU runs every tool and the runner on that one CPU (taskset), which on the
 # development VM halves the spread of repeated reads.
