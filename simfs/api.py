@@ -21,12 +21,12 @@ import pandas as pd
 from simfs import simulation
 from simfs.errors import SimfsError
 from simfs.experiment import EXPERIMENT_KEYS, Experiment
-from simfs.filesystems import LustreSystem, system_from_profile
+from simfs.filesystems import FileSystem, system_from_profile
 from simfs.results import Result
 from simfs.systems.profile import Profile, load_profile, parse_override_value
 from simfs.workloads import WorkloadSpec, parse_workload
 
-SystemLike = str | Path | Profile | LustreSystem
+SystemLike = str | Path | Profile | FileSystem
 WorkloadLike = str | WorkloadSpec
 
 
@@ -42,9 +42,9 @@ def split_overrides(overrides: Mapping[str, Any] | None) -> tuple[dict[str, Any]
     return experiment, profile
 
 
-def load_system(system: SystemLike, overrides: Mapping[str, Any] | None = None) -> LustreSystem:
+def load_system(system: SystemLike, overrides: Mapping[str, Any] | None = None) -> FileSystem:
     """A built-in name, a TOML path, a :class:`Profile` or a ready system, with overrides."""
-    if isinstance(system, LustreSystem):
+    if isinstance(system, FileSystem):
         if overrides:
             raise SimfsError("overrides need a profile: pass the system's name or TOML path, not a built system")
         return system
@@ -102,8 +102,8 @@ def sweep(
             raise SimfsError(f"sweep: --vary {key}: no values")
     spec = load_workload(workload)
     base_experiment, base_profile = split_overrides(overrides)
-    profile = system if isinstance(system, (Profile, LustreSystem)) else load_profile(system)
-    systems: dict[tuple, LustreSystem] = {}
+    profile = system if isinstance(system, (Profile, FileSystem)) else load_profile(system)
+    systems: dict[tuple, FileSystem] = {}
     points = list(itertools.product(*value_lists))
     frames = []
     for done, point in enumerate(points, start=1):

@@ -31,7 +31,7 @@ import pandas as pd
 from simfs import simulation
 from simfs.errors import SimfsError
 from simfs.experiment import EXPERIMENT_KEYS, Experiment
-from simfs.filesystems import LustreSystem, system_from_profile
+from simfs.filesystems import FileSystem, system_from_profile
 from simfs.systems.profile import Profile
 from simfs.workloads import parse_workload
 
@@ -180,14 +180,14 @@ class Predictor:
     ``profile`` is the system's profile, needed for points taken under profile overrides.
     """
 
-    def __init__(self, system: LustreSystem, profile: Profile | None = None) -> None:
+    def __init__(self, system: FileSystem, profile: Profile | None = None) -> None:
         self.system = system
         self.profile = profile
         self._runs: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         self._specs: dict[str, Any] = {}
-        self._variants: dict[tuple[tuple[str, Any], ...], LustreSystem] = {(): system}
+        self._variants: dict[tuple[tuple[str, Any], ...], FileSystem] = {(): system}
 
-    def _system(self, overrides: tuple[tuple[str, Any], ...]) -> LustreSystem:
+    def _system(self, overrides: tuple[tuple[str, Any], ...]) -> FileSystem:
         if overrides not in self._variants:
             if self.profile is None:
                 raise SimfsError(f"profile overrides {dict(overrides)} need the system's profile")

@@ -25,13 +25,7 @@ from simfs.engine import READ, WRITE, FluidNetwork
 from simfs.engine.barrier import Barrier
 from simfs.errors import ExperimentError, WorkloadError
 from simfs.experiment import Experiment
-from simfs.filesystems.lustre import (
-    Layout,
-    LustreInstance,
-    LustreSystem,
-    segmented_stripe_bytes,
-    stripe_bytes,
-)
+from simfs.filesystems.core import FileSystem, FileSystemInstance, Layout, segmented_stripe_bytes, stripe_bytes
 from simfs.filesystems.lustre.locks import conflict_probability
 from simfs.results import PhaseAttribution, RankRecord, Result
 from simfs.workloads import parse_workload
@@ -39,14 +33,14 @@ from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 
 def run(
-    system: LustreSystem,
+    system: FileSystem,
     workload: WorkloadSpec,
     experiment: Experiment,
     *,
     record_timeline: bool = False,
 ) -> Result:
     """Simulate ``workload`` on ``system``; see :func:`simfs.simulate` for the friendly API."""
-    tunables = system.tunables
+    io = system.io
     _check_simulable(workload)
     system.check_workload(workload)
     if workload.tool == "obdfilter-survey":
@@ -58,20 +52,22 @@ def run(
             f"nodes: {system.name} has {system.client_count} client nodes, asked for {all_nodes} "
             "(raise client.count with --set to model a larger cluster)"
         )
-    stripe_count = tunables.stripe_count if experiment.stripe_count is None else experiment.stripe_count
-    stripe_count = system.ost_count if stripe_count == -1 else stripe_count
-    if stripe_count > system.ost_count:
-        raise ExperimentError(f"stripe_count: {stripe_count} is more than the {system.ost_count} OSTs of {system.name}")
-    stripe_size = tunables.stripe_size_bytes if experiment.stripe_size is None else experiment.stripe_size
-    stripe_offset = tunables.stripe_offset if experiment.stripe_offset is None else experiment.stripe_offset
-    if stripe_offset >= system.ost_count:
+    stripe_count = io.stripe_count if experiment.stripe_count is None else experiment.stripe_count
+    stripe_count = system.target_count if stripe_count == -1 else stripe_count
+    if stripe_count > system.target_count:
         raise ExperimentError(
-            f"stripe_offset: {stripe_offset} is not an OST index of {system.name} (0..{system.ost_count - 1})"
+            f"stripe_count: {stripe_count} is more than the {system.target_count} OSTs of {system.name}"
+        )
+    stripe_size = io.stripe_size_bytes if experiment.stripe_size is None else experiment.stripe_size
+    stripe_offset = io.stripe_offset if experiment.stripe_offset is None else experiment.stripe_offset
+    if stripe_offset >= system.target_count:
+        raise ExperimentError(
+            f"stripe_offset: {stripe_offset} is not an OST index of {system.name} (0..{system.target_count - 1})"
         )
 
     env = simpy.Environment()
     network = FluidNetwork(env, record_timeline=record_timeline)
-    fs = LustreInstance(system, network, all_nodes, np.random.default_rng(experiment.seed), stripe_offset)
+    fs = FileSystemInstance(system, network, all_nodes, np.random.default_rng(experiment.seed), stripe_offset)
     program = _Program(env, network, fs, workload, experiment, stripe_count, stripe_size)
     programs = [program]
     if background:
@@ -123,7 +119,7 @@ class _Program:
         self,
         env: simpy.Environment,
         network: FluidNetwork,
-        fs: LustreInstance,
+        fs: FileSystemInstance,
         workload: WorkloadSpec,
         experiment: Experiment,
         stripe_count: int,
@@ -251,11 +247,11 @@ class _Program:
         driven by ``threads_per_object`` echo threads with one ``rsz`` request each in
         flight (a rate cap of threads x rsz / service time, Little's law)."""
         options, system = self.workload.options, self.fs.system
-        osts = options["osts"] or system.osts_per_oss
+        osts = options["osts"] or system.targets_per_server
         ost = rank % osts
         start = self.env.now
         path = self.fs.server_path(ost, phase.op, phase.transfer_size_bytes)
-        service = system.oss.rpc_service_s
+        service = system.server.rpc_service_s
         cap = options["threads_per_object"] * phase.transfer_size_bytes / service if service > 0 else float("inf")
         tag = self.network.tag(f"{iteration}/{phase.label}/echo-threads")
         kind = READ if phase.op == "read" else WRITE
@@ -425,7 +421,7 @@ class _Program:
             return 0.0
         if not self.fs.system.mechanisms["readahead_restart"]:
             return 0.0
-        return (phase.segment_count - 1) * self.fs.system.tunables.rpc_latency_s
+        return (phase.segment_count - 1) * self.fs.system.io.rpc_latency_s
 
     def _stripe_share(self, phase: PhaseSpec, owner: int, layout: Layout) -> np.ndarray:
         """Fraction of the rank's bytes in each stripe object of ``layout``."""
@@ -454,11 +450,13 @@ def _check_simulable(workload: WorkloadSpec) -> None:
             )
 
 
-def _survey_experiment(system: LustreSystem, workload: WorkloadSpec, experiment: Experiment) -> Experiment:
+def _survey_experiment(system: FileSystem, workload: WorkloadSpec, experiment: Experiment) -> Experiment:
     """obdfilter-survey runs on one OSS: its objects are the ranks, nodes do not apply."""
-    osts = workload.options["osts"] or system.osts_per_oss
-    if osts > system.osts_per_oss:
-        raise ExperimentError(f"obdfilter-survey: ost={osts}, but an OSS of {system.name} has {system.osts_per_oss}")
+    osts = workload.options["osts"] or system.targets_per_server
+    if osts > system.targets_per_server:
+        raise ExperimentError(
+            f"obdfilter-survey: ost={osts}, but an OSS of {system.name} has {system.targets_per_server}"
+        )
     if experiment.has_background:
         raise ExperimentError("background: obdfilter-survey runs on the servers alone; no background job")
     return replace(experiment, nodes=1, ppn=osts * workload.options["objects_per_ost"])

@@ -1,15 +1,17 @@
-"""File-system models that assemble hardware into a system: Lustre, PanFS, CXFS and a local file system."""
+"""File-system models, peers on one neutral core (``simfs.filesystems.core``): Lustre,
+PanFS, CXFS and a local file system."""
 
 from __future__ import annotations
 
 from simfs.errors import ProfileError
+from simfs.filesystems.core import FileSystem
 from simfs.filesystems.cxfs import CxfsSystem
 from simfs.filesystems.localfs import LocalSystem
 from simfs.filesystems.lustre import LustreSystem
 from simfs.filesystems.panfs import PanfsSystem
 from simfs.systems.profile import Profile
 
-_MODELS: dict[str, type[LustreSystem]] = {
+_MODELS: dict[str, type[FileSystem]] = {
     "lustre": LustreSystem,
     "panfs": PanfsSystem,
     "cxfs": CxfsSystem,
@@ -17,7 +19,7 @@ _MODELS: dict[str, type[LustreSystem]] = {
 }
 
 
-def system_from_profile(profile: Profile) -> LustreSystem:
+def system_from_profile(profile: Profile) -> FileSystem:
     """Build the file-system model named by the profile's ``system.filesystem``."""
     kind = profile.data.get("system", {}).get("filesystem")
     if kind not in _MODELS:
@@ -25,4 +27,4 @@ def system_from_profile(profile: Profile) -> LustreSystem:
     return _MODELS[kind].from_profile(profile)
 
 
-__all__ = ["CxfsSystem", "LocalSystem", "LustreSystem", "PanfsSystem", "system_from_profile"]
+__all__ = ["CxfsSystem", "FileSystem", "LocalSystem", "LustreSystem", "PanfsSystem", "system_from_profile"]

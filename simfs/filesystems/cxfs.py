@@ -5,8 +5,7 @@ and writes the RAID LUNs itself, over its own Fibre Channel HBAs and the SAN swi
 while a metadata server, reached over Gigabit Ethernet, hands out the tokens and does
 every namespace operation (Shepard and Epe, "SGI InfiniteStorage Shared Filesystem
 CXFS", SGI 2004; seed ``003_ccdc285e551f91e9.txt``).  There is no data server.  The model
-reuses the object-storage skeleton of :class:`~simfs.filesystems.lustre.LustreSystem`,
-mapping:
+maps the SAN onto the core's parts (:class:`~simfs.filesystems.core.FileSystem`):
 
 ==============================  ============================  ===========================
 CXFS at TU Dresden              model part                    profile section
@@ -51,16 +50,15 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simfs.errors import ProfileError
-from simfs.filesystems.lustre.system import (
-    LustreSystem,
-    LustreTunables,
+from simfs.filesystems.core.readers import (
     core_fields,
     drive_name,
     hdd_spec,
     link_reader,
-    mds_spec,
+    metadata_spec,
     shared_fields,
 )
+from simfs.filesystems.core.system import ClientIo, FileSystem
 from simfs.hardware import ClientSpec, LinkSpec, RaidSet, ServerSpec
 from simfs.hardware.raid import PARITY_DISKS
 from simfs.systems.profile import Profile
@@ -79,7 +77,7 @@ def fc_ports(link: LinkSpec, ports: int) -> LinkSpec:
 
 
 @dataclass(frozen=True)
-class CxfsSystem(LustreSystem):
+class CxfsSystem(FileSystem):
     """A CXFS installation; see the module docstring for how its parts map."""
 
     NAMES: ClassVar[dict[str, str]] = {
@@ -151,7 +149,7 @@ class CxfsSystem(LustreSystem):
         stripe_unit = profile.number("cxfs.stripe_unit_bytes", integer=True, positive=True)
         if stripe_unit % 65536:
             raise ProfileError(f"{profile.origin}: cxfs.stripe_unit_bytes: expected a multiple of 65536")
-        tunables = LustreTunables(
+        io = ClientIo(
             stripe_count=pairs * luns_per_pair,  # XVM stripes every file over the whole volume
             stripe_size_bytes=stripe_unit,
             stripe_offset=-1,
@@ -166,15 +164,15 @@ class CxfsSystem(LustreSystem):
         system = cls(
             **shared_fields(profile, client_count=len(partitions)),
             client=partitions[0],
-            mds=mds_spec(profile, "mds"),
-            oss=pair,
-            oss_count=pairs,
-            osts_per_oss=luns_per_pair,
-            ost=lun,
+            metadata=metadata_spec(profile, "mds"),
+            server=pair,
+            server_count=pairs,
+            targets_per_server=luns_per_pair,
+            target=lun,
             controller=None,
             controller_count=1,
             controller_attached="shared",
-            tunables=tunables,
+            io=io,
             read_visit_bytes=visit,
             write_visit_bytes=visit,
             partitions=partitions,
@@ -190,7 +188,7 @@ class CxfsSystem(LustreSystem):
 
     # -- description --------------------------------------------------------------------
     def describe(self) -> str:
-        t, lun = self.tunables, self.ost
+        t, lun = self.io, self.target
         lines = [
             f"{self.name}: {self.description}",
             f"  profile: {self.origin}",
@@ -206,14 +204,14 @@ class CxfsSystem(LustreSystem):
             f"  per CPU: copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s write/read, "
             f"{c.call_overhead_s * 1e6:.3g} us per call",
             f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
-            f"  metadata server: create {self.mds.create_per_s:g}/s, open {self.mds.open_per_s:g}/s, "
-            f"stat {self.mds.stat_per_s:g}/s, remove {self.mds.remove_per_s:g}/s; "
-            f"{self.mds.dir_update_per_s:g} creates or removes/s in one directory; "
+            f"  metadata server: create {self.metadata.create_per_s:g}/s, open {self.metadata.open_per_s:g}/s, "
+            f"stat {self.metadata.stat_per_s:g}/s, remove {self.metadata.remove_per_s:g}/s; "
+            f"{self.metadata.dir_update_per_s:g} creates or removes/s in one directory; "
             f"{t.metadata_latency_s * 1e3:.3g} ms round trip",
-            f"  RM660 pairs: {self.oss_count} x ({self.oss.network.name} host ports "
-            f"{self.oss.network.bandwidth_Bps / 1e9:.3g} GB/s, sustains {self.oss.cpu_Bps / 1e9:.3g} GB/s); "
-            f"all host ports nominal {self.oss_count * self.host_ports_per_pair * self.nominal_port_Bps / 2**30:.3g} GiB/s",
-            f"  volume {self.volume}: {self.ost_count} LUNs ({self.osts_per_oss} per pair) of "
+            f"  RM660 pairs: {self.server_count} x ({self.server.network.name} host ports "
+            f"{self.server.network.bandwidth_Bps / 1e9:.3g} GB/s, sustains {self.server.cpu_Bps / 1e9:.3g} GB/s); "
+            f"all host ports nominal {self.server_count * self.host_ports_per_pair * self.nominal_port_Bps / 2**30:.3g} GiB/s",
+            f"  volume {self.volume}: {self.target_count} LUNs ({self.targets_per_server} per pair) of "
             f"{lun.disk_count} {drive_name(lun.drive)} as {lun.level}, XVM stripe unit "
             f"{format_bytes(t.stripe_size_bytes)}",
             f"  requests: {t.max_rpcs_in_flight} x {format_bytes(t.rpc_size_bytes)} queued per LUN, "
@@ -224,8 +222,8 @@ class CxfsSystem(LustreSystem):
         clients = sum(p.network.bandwidth_Bps for p in self.partitions)
         ceiling = min(
             clients,
-            self.oss_count * min(self.oss.network.bandwidth_Bps, self.oss.cpu_Bps),
-            self.ost_count * lun.bandwidth_Bps("write"),
+            self.server_count * min(self.server.network.bandwidth_Bps, self.server.cpu_Bps),
+            self.target_count * lun.bandwidth_Bps("write"),
         )
         lines.append(f"  streaming ceiling with every partition: {ceiling / 1e9:.3g} GB/s")
         return "\n".join(lines)

@@ -1,8 +1,8 @@
 """A local file system on one machine: the target of the live runner's own validation.
 
 ``simfs measure`` runs on a real directory; to check the simulator against those runs on
-the machine at hand, this model describes that machine in the same skeleton as the
-cluster file systems (:class:`~simfs.filesystems.lustre.LustreSystem`):
+the machine at hand, this model describes that machine with the same core parts as the
+cluster file systems (:class:`~simfs.filesystems.core.FileSystem`):
 
 ==========================  ==================================  ======================
 the machine                 model part                          profile section
@@ -16,7 +16,7 @@ the local file system's     the metadata service (``fs-meta``)   ``[fs]``
 namespace operations
 ==========================  ==================================  ======================
 
-What differs from Lustre, and why:
+What differs from a cluster file system, and why:
 
 * **No network.**  Client and server are the same kernel: the link between them is a
   pass-through (``local``), so only the cores, the page cache and the device bind.
@@ -29,7 +29,7 @@ What differs from Lustre, and why:
   O_DIRECT on tmpfs fails (``EINVAL``) in the runner, so the model refuses it too.
 * **O_DIRECT** is one request in flight per process: each transfer costs the device's
   round trip (``device.request_latency_s``) plus its own transfer at the device's rate
-  (``LustreInstance.lone_request_Bps``), and the device's bandwidth is shared.
+  (``FileSystemInstance.lone_request_Bps``), and the device's bandwidth is shared.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simfs.errors import ProfileError, WorkloadError
-from simfs.filesystems.lustre.system import LustreSystem, LustreTunables, core_fields, mds_spec, shared_fields
+from simfs.filesystems.core.readers import core_fields, metadata_spec, shared_fields
+from simfs.filesystems.core.system import ClientIo, FileSystem
 from simfs.hardware import ClientSpec, LinkSpec, RaidSet, ServerSpec
 from simfs.hardware.ssd import SsdSpec
 from simfs.systems.profile import Profile
@@ -54,7 +55,7 @@ CACHEABLE_FRACTION = 0.5
 
 
 @dataclass(frozen=True)
-class LocalSystem(LustreSystem):
+class LocalSystem(FileSystem):
     """One machine's local file system; see the module docstring."""
 
     NAMES: ClassVar[dict[str, str]] = {
@@ -104,7 +105,7 @@ class LocalSystem(LustreSystem):
             device = RaidSet(level="raid0", disk_count=1, drive=drive)
         except ValueError as exc:
             raise ProfileError(f"{profile.origin}: {exc}") from None
-        tunables = LustreTunables(
+        io = ClientIo(
             stripe_count=1,
             stripe_size_bytes=1 << 20,
             stripe_offset=0,
@@ -118,15 +119,15 @@ class LocalSystem(LustreSystem):
         system = cls(
             **shared_fields(profile, client_count=1),
             client=machine,
-            mds=mds_spec(profile, "fs"),
-            oss=ServerSpec(network=LOCAL_LINK, cpu_Bps=1e15),
-            oss_count=1,
-            osts_per_oss=1,
-            ost=device,
+            metadata=metadata_spec(profile, "fs"),
+            server=ServerSpec(network=LOCAL_LINK, cpu_Bps=1e15),
+            server_count=1,
+            targets_per_server=1,
+            target=device,
             controller=None,
             controller_count=1,
             controller_attached="shared",
-            tunables=tunables,
+            io=io,
             device_kind=kind,
             fs_type=profile.string("fs.type"),
         )
@@ -140,7 +141,7 @@ class LocalSystem(LustreSystem):
         return system
 
     def describe(self) -> str:
-        c, fs = self.client, self.mds
+        c, fs = self.client, self.metadata
         lines = [
             f"{self.name}: {self.description}",
             f"  profile: {self.origin}",
@@ -151,14 +152,14 @@ class LocalSystem(LustreSystem):
         if self.pages_are_storage:
             lines.append(f"  device: none ({self.fs_type}: the page cache is the storage)")
         else:
-            drive = self.ost.drive
+            drive = self.target.drive
             lines.append(
                 f"  device: {drive.write_Bps / 1e9:.3g}/{drive.read_Bps / 1e9:.3g} GB/s write/read, "
-                f"{self.tunables.rpc_latency_s * 1e6:.3g} us per O_DIRECT request; file system {self.fs_type}"
+                f"{self.io.rpc_latency_s * 1e6:.3g} us per O_DIRECT request; file system {self.fs_type}"
             )
         lines.append(
             f"  metadata: create {fs.create_per_s:g}/s, stat {fs.stat_per_s:g}/s, remove {fs.remove_per_s:g}/s, "
-            f"{self.tunables.metadata_latency_s * 1e6:.3g} us per call"
+            f"{self.io.metadata_latency_s * 1e6:.3g} us per call"
         )
         lines.append(self.mechanisms_line())
         return "\n".join(lines)

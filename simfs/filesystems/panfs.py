@@ -1,8 +1,8 @@
 """Panasas PanFS (ActiveScale / ActiveStor): shelves of blades, per-file RAID.
 
-A PanFS installation is an object-storage file system, the same skeleton as Lustre's
-(clients, a metadata service, storage servers holding object targets), so the model reuses
-:class:`~simfs.filesystems.lustre.LustreSystem` and its run-time instance, mapping:
+A PanFS installation is an object-storage file system built of the core's parts (clients, a
+metadata service, storage servers holding object targets; ``simfs.filesystems.core``),
+mapped as:
 
 ========================  ============================  =====================================
 PanFS                     model part                    profile section
@@ -45,17 +45,16 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simfs.errors import ProfileError
-from simfs.filesystems.lustre.system import (
-    LustreSystem,
-    LustreTunables,
+from simfs.filesystems.core.readers import (
     client_spec,
     drive_name,
     hdd_spec,
     index_list,
     link_reader,
-    mds_spec,
+    metadata_spec,
     shared_fields,
 )
+from simfs.filesystems.core.system import ClientIo, FileSystem
 from simfs.hardware import ControllerSpec, RaidSet, ServerSpec
 from simfs.hardware.raid import PARITY_DISKS
 from simfs.systems.profile import Profile
@@ -63,7 +62,7 @@ from simfs.units import format_bytes
 
 
 @dataclass(frozen=True)
-class PanfsSystem(LustreSystem):
+class PanfsSystem(FileSystem):
     """A PanFS installation; see the module docstring for how its parts map."""
 
     NAMES: ClassVar[dict[str, str]] = {
@@ -82,17 +81,17 @@ class PanfsSystem(LustreSystem):
     raid_width: int = 10
 
     @property
-    def excluded_osts(self) -> tuple[int, ...]:
+    def excluded_targets(self) -> tuple[int, ...]:
         return self.failed_blades
 
-    def incast_senders(self, osts: list[int]) -> int:
+    def incast_senders(self, targets: list[int]) -> int:
         # A sequential reader reads one parity stripe at a time: its data components'
         # blades answer at once, each from its own port.
-        return min(len(set(osts)), self.raid_width - 1)
+        return min(len(set(targets)), self.raid_width - 1)
 
-    def ost_capacity_factor(self, ost: int) -> float:
-        if ost in self.failed_blades:
-            return 1.0  # no new file is placed on it (``excluded_osts``)
+    def target_capacity_factor(self, target: int) -> float:
+        if target in self.failed_blades:
+            return 1.0  # no new file is placed on it (``excluded_targets``)
         return 1.0 - self.rebuild_fraction if self.failed_blades and self.rebuilding else 1.0
 
     # -- construction from a profile ----------------------------------------------------
@@ -134,7 +133,7 @@ class PanfsSystem(LustreSystem):
             raise ProfileError(
                 f"{profile.origin}: panfs.failed_blades: {usable} blades left, fewer than panfs.raid_width = {width}"
             )
-        tunables = LustreTunables(
+        io = ClientIo(
             stripe_count=min(spread, usable),  # new files go to the blades left
             stripe_size_bytes=stripe_unit,
             stripe_offset=-1,
@@ -148,15 +147,15 @@ class PanfsSystem(LustreSystem):
         system = cls(
             **shared_fields(profile),
             client=client,
-            mds=mds_spec(profile, "director"),
-            oss=shelf,
-            oss_count=shelf_count,
-            osts_per_oss=blades_per_shelf,
-            ost=blade,
+            metadata=metadata_spec(profile, "director"),
+            server=shelf,
+            server_count=shelf_count,
+            targets_per_server=blades_per_shelf,
+            target=blade,
             controller=port,
             controller_count=blades_per_shelf,
             controller_attached="per-oss",
-            tunables=tunables,
+            io=io,
             rebuild_fraction=profile.number("panfs.rebuild_fraction", 0.3, minimum=0, maximum=0.95),
             # One visit size both ways: the blade's OSD file system writes out of its cache and
             # reads ahead in the same extents (an assumption; it makes the read peak a prediction).
@@ -173,7 +172,7 @@ class PanfsSystem(LustreSystem):
 
     # -- description --------------------------------------------------------------------
     def describe(self) -> str:
-        c, t, blade = self.client, self.tunables, self.ost
+        c, t, blade = self.client, self.io, self.target
         port = self.controller
         assert port is not None
         lines = [
@@ -183,12 +182,12 @@ class PanfsSystem(LustreSystem):
             f"{c.network.name} {c.network.bandwidth_Bps / 1e9:.3g} GB/s, "
             f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
             f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
-            f"  DirectorBlade: create {self.mds.create_per_s:g}/s, open {self.mds.open_per_s:g}/s, "
-            f"stat {self.mds.stat_per_s:g}/s, remove {self.mds.remove_per_s:g}/s; "
-            f"{self.mds.dir_update_per_s:g} creates or removes/s in one directory",
-            f"  shelves: {self.oss_count} x ({self.osts_per_oss} StorageBlades, "
-            f"{self.oss.network.name} uplink {self.oss.network.bandwidth_Bps / 1e9:.3g} GB/s)",
-            f"  StorageBlades: {self.ost_count} x ({blade.disk_count} {drive_name(blade.drive)} as {blade.level}, "
+            f"  DirectorBlade: create {self.metadata.create_per_s:g}/s, open {self.metadata.open_per_s:g}/s, "
+            f"stat {self.metadata.stat_per_s:g}/s, remove {self.metadata.remove_per_s:g}/s; "
+            f"{self.metadata.dir_update_per_s:g} creates or removes/s in one directory",
+            f"  shelves: {self.server_count} x ({self.targets_per_server} StorageBlades, "
+            f"{self.server.network.name} uplink {self.server.network.bandwidth_Bps / 1e9:.3g} GB/s)",
+            f"  StorageBlades: {self.target_count} x ({blade.disk_count} {drive_name(blade.drive)} as {blade.level}, "
             f"port {port.bandwidth_Bps / 1e6:.0f} MB/s, cache {format_bytes(port.cache_bytes)})",
             f"  files over {t.stripe_count} blades in RAID-5 parity stripes of {self.raid_width} "
             f"({self.raid_width - 1} data + parity, {format_bytes(t.stripe_size_bytes)} stripe units): "
@@ -200,8 +199,8 @@ class PanfsSystem(LustreSystem):
         if self.failed_blades:
             state = f"rebuilding ({self.rebuild_fraction:.0%} of every other blade)" if self.rebuilding else "failed"
             lines.append(f"  blades {', '.join(map(str, self.failed_blades))}: {state}; new files avoid them")
-        usable = self.ost_count - len(self.failed_blades)
+        usable = self.target_count - len(self.failed_blades)
         blade_rate = min(port.bandwidth_Bps, blade.bandwidth_Bps("write"))
-        ceiling = min(usable * blade_rate, self.oss_count * self.oss.network.bandwidth_Bps)
+        ceiling = min(usable * blade_rate, self.server_count * self.server.network.bandwidth_Bps)
         lines.append(f"  server-side streaming ceiling: {ceiling / 1e9:.3g} GB/s")
         return "\n".join(lines)

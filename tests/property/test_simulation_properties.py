@@ -58,10 +58,10 @@ def symmetric_runs(draw):
     name = draw(st.sampled_from(sorted(SYSTEMS)))
     system = BASE[name]
     stripe_count = draw(st.sampled_from([1, 2, 4, 8, -1]))
-    effective = system.ost_count if stripe_count == -1 else stripe_count
+    effective = system.target_count if stripe_count == -1 else stripe_count
     nodes = draw(st.sampled_from([1, 2, 4, 8, 16, 32, 64]))
     ppn = draw(st.sampled_from([1, 2, 4, 12]))
-    assume((nodes * ppn * effective) % system.ost_count == 0)
+    assume((nodes * ppn * effective) % system.target_count == 0)
     mib = effective * draw(st.integers(16, 512))
     workload = draw(
         st.sampled_from(
@@ -146,7 +146,7 @@ def test_bytes_are_conserved_in_whole_runs(name, op, nodes, ppn, stripe_count, s
     assert (result.phases["bytes"] == moved).all()
     usage = result.resource_usage
     ost_work = usage.loc[usage["kind"] == "ost", "served"].sum()
-    ost = BASE[name].ost
+    ost = BASE[name].target
     weight = 1.0 if op == "write" else ost.bandwidth_Bps("write") / ost.bandwidth_Bps("read")
     assert ost_work == pytest.approx(moved * weight, rel=1e-9)
     assert usage.loc[usage["kind"] == "fabric", "served"].sum() == pytest.approx(moved, rel=1e-9)

@@ -60,7 +60,7 @@ def test_server_cache_makes_common_reads_cheaper_than_private_ones():
     off = {"mechanisms.server_read_cache": False}
     no_cache = simfs.simulate("g5k-helios", "access-class SFWA", nodes=40, overrides=off)
     # With the cache the servers' GbE NICs bind (4 x 117 MB/s); the drives read one copy.
-    link = simfs.load_system("g5k-helios").oss.network.bandwidth_Bps
+    link = simfs.load_system("g5k-helios").server.network.bandwidth_Bps
     assert phase(both, "read")["agg_bw_Bps"] == pytest.approx(4 * link, rel=0.01)
     assert phase(both, "read")["agg_bw_Bps"] > 2 * phase(private, "read")["agg_bw_Bps"]
     # Without it every node's copy comes off the seeking drives, as private files do.
@@ -72,7 +72,7 @@ def test_readahead_restarts_cost_one_round_trip_per_new_segment():
     # the write phase leaves nothing draining: each reader is alone on its link, so its
     # stalls add to its time one for one.
     plain = {"mechanisms.hdd_seek": False, "mechanisms.dirty_limit": False}
-    latency = simfs.load_system("g5k-helios").tunables.rpc_latency_s
+    latency = simfs.load_system("g5k-helios").io.rpc_latency_s
     one = simfs.simulate("g5k-helios", "access-class SFSA -n 1 -s 256m", nodes=2, overrides=plain)
     strided = "access-class SFSA --strided -n 256 -s 1m"
     many = simfs.simulate("g5k-helios", strided, nodes=2, overrides=plain)

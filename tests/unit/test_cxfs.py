@@ -26,9 +26,9 @@ def test_partitions_are_unequal_clients_with_their_own_fc_ports():
 
 
 def test_volumes_choose_the_luns_a_run_uses():
-    assert simfs.load_system("tud-cxfs").ost_count == 24
+    assert simfs.load_system("tud-cxfs").target_count == 24
     work = simfs.load_system("tud-cxfs", {"cxfs.volume": "work"})
-    assert (work.oss_count, work.osts_per_oss, work.tunables.stripe_count) == (4, 1, 4)
+    assert (work.server_count, work.targets_per_server, work.io.stripe_count) == (4, 1, 4)
     with pytest.raises(ProfileError, match="cxfs.volume"):
         simfs.load_system("tud-cxfs", {"cxfs.volume": "scratch"})
 

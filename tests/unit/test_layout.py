@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simfs.filesystems.lustre.layout import OstAllocator, segmented_stripe_bytes, stripe_bytes
+from simfs.filesystems.core.layout import TargetAllocator, segmented_stripe_bytes, stripe_bytes
 
 
 def brute_force(offset, length, stripe_size, stripe_count):
@@ -50,36 +50,36 @@ def test_segmented_matches_sum_of_segments(first, block, ranks, segments, stripe
 
 def test_round_robin_interleaves_oss_and_advances_by_stripe_count():
     # 3 OSS x 2 OSTs (OST 0,1 on OSS 0; 2,3 on OSS 1; 4,5 on OSS 2): RR order 0,2,4,1,3,5.
-    allocator = OstAllocator([0, 0, 1, 1, 2, 2], -1, np.random.default_rng(0))
+    allocator = TargetAllocator([0, 0, 1, 1, 2, 2], -1, np.random.default_rng(0))
     start = allocator._next
     order = [0, 2, 4, 1, 3, 5]
-    first = allocator.allocate(2, 1 << 20).osts
-    second = allocator.allocate(2, 1 << 20).osts
+    first = allocator.allocate(2, 1 << 20).targets
+    second = allocator.allocate(2, 1 << 20).targets
     assert first == (order[start], order[(start + 1) % 6])
     assert second == (order[(start + 2) % 6], order[(start + 3) % 6])
 
 
 def test_fixed_offset_puts_every_file_on_the_same_osts():
-    allocator = OstAllocator([0, 0, 1, 1], 1, np.random.default_rng(0))
-    assert allocator.allocate(2, 1 << 20).osts == (1, 2)
-    assert allocator.allocate(2, 1 << 20).osts == (1, 2)
+    allocator = TargetAllocator([0, 0, 1, 1], 1, np.random.default_rng(0))
+    assert allocator.allocate(2, 1 << 20).targets == (1, 2)
+    assert allocator.allocate(2, 1 << 20).targets == (1, 2)
 
 
 def test_random_start_depends_on_seed_only():
-    starts = {OstAllocator(list(range(16)), -1, np.random.default_rng(seed))._next for seed in range(20)}
+    starts = {TargetAllocator(list(range(16)), -1, np.random.default_rng(seed))._next for seed in range(20)}
     assert len(starts) > 1
     assert (
-        OstAllocator(list(range(16)), -1, np.random.default_rng(7))._next
-        == OstAllocator(list(range(16)), -1, np.random.default_rng(7))._next
+        TargetAllocator(list(range(16)), -1, np.random.default_rng(7))._next
+        == TargetAllocator(list(range(16)), -1, np.random.default_rng(7))._next
     )
 
 
 def test_stripe_count_minus_one_means_all():
-    allocator = OstAllocator([0, 1, 2, 3], -1, np.random.default_rng(0))
-    assert sorted(allocator.allocate(-1, 1 << 20).osts) == [0, 1, 2, 3]
+    allocator = TargetAllocator([0, 1, 2, 3], -1, np.random.default_rng(0))
+    assert sorted(allocator.allocate(-1, 1 << 20).targets) == [0, 1, 2, 3]
 
 
 def test_bad_stripe_count_is_named():
-    allocator = OstAllocator([0, 1], -1, np.random.default_rng(0))
+    allocator = TargetAllocator([0, 1], -1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="stripe_count"):
         allocator.allocate(3, 1 << 20)

@@ -35,7 +35,7 @@ def test_tmpfs_writes_and_reads_are_the_cores_copy_shared_by_more_processes():
 
 def test_direct_io_costs_a_round_trip_plus_the_transfer_per_request():
     system = simfs.load_system(DISK)
-    latency, device = system.tunables.rpc_latency_s, system.ost.drive.write_Bps
+    latency, device = system.io.rpc_latency_s, system.target.drive.write_Bps
     one = simfs.simulate(DISK, "ior -F -t 64k -b 16m -w --posix.odirect", ppn=1).phases.iloc[0]
     request = 65536 / (latency + 65536 / device)
     assert one["agg_bw_Bps"] == pytest.approx(request, rel=0.01)

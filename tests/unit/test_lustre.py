@@ -6,12 +6,12 @@ import simpy
 
 import simfs
 from simfs.engine import FluidNetwork
-from simfs.filesystems.lustre import Layout, LustreInstance
+from simfs.filesystems.core import FileSystemInstance, Layout
 
 
 def instance(name="crtdc-lfs3", nodes=2, **overrides):
     system = simfs.load_system(name, overrides or None)
-    return LustreInstance(system, FluidNetwork(simpy.Environment()), nodes, np.random.default_rng(0))
+    return FileSystemInstance(system, FluidNetwork(simpy.Environment()), nodes, np.random.default_rng(0))
 
 
 def test_write_path_of_a_four_stripe_file_on_lfs3():
@@ -50,14 +50,14 @@ def test_direct_io_skips_the_copy_and_is_capped_by_latency():
     assert system.controller is not None and system.controller.cache_bytes > 0
     alone = min(
         system.client.network.bandwidth_Bps,
-        system.oss.network.bandwidth_Bps,
-        system.oss.cpu_Bps,
+        system.server.network.bandwidth_Bps,
+        system.server.cpu_Bps,
         system.controller.bandwidth_Bps,
     )
     assert cap.rate_Bps == pytest.approx((1 << 20) / (1e-3 + (1 << 20) / alone))
     no_cache = instance(**{"mechanisms.controller_cache": False})
     read = no_cache.rate_cap(layout, share, "read", direct=True, transfer_size_bytes=1 << 20)
-    alone = min(alone, system.ost.bandwidth_Bps("read"))
+    alone = min(alone, system.target.bandwidth_Bps("read"))
     assert read.rate_Bps == pytest.approx((1 << 20) / (1e-3 + (1 << 20) / alone))
 
 
@@ -84,7 +84,7 @@ def test_dirty_limit_is_per_osc_bounded_by_the_kernel_share():
 def test_per_oss_controllers_belong_to_their_server():
     system = simfs.load_system("crtdc-lfs5")
     # OSS 1 holds OSTs 4..7 on its own two HBAs, 2 and 3.
-    assert [system.controller_of_ost(o) for o in range(4, 8)] == [2, 3, 2, 3]
+    assert [system.controller_of_target(o) for o in range(4, 8)] == [2, 3, 2, 3]
 
 
 def test_too_many_nodes_is_named():

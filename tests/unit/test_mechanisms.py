@@ -7,7 +7,7 @@ import simpy
 import simfs
 from simfs.engine import FluidNetwork, ResourceLoad
 from simfs.errors import ExperimentError, ProfileError
-from simfs.filesystems.lustre import LustreInstance
+from simfs.filesystems.core import FileSystemInstance
 from simfs.hardware.controller import ControllerSpec, PrefetchThrash
 from simfs.hardware.hdd import HddSpec, SeekThrashing, interleaved_stream_factor
 from simfs.hardware.ssd import SsdSpec
@@ -75,8 +75,8 @@ def test_every_mechanism_off_on_ssds_and_small_requests_is_the_plain_bandwidth_m
     row = simfs.simulate("crtdc-lfs5", workload, nodes=64, ppn=12, overrides=off).phases.iloc[0]
     assert row["bottleneck"] == "direct-io-latency"
     system = simfs.load_system("crtdc-lfs5")
-    alone = min(system.client.network.bandwidth_Bps, system.oss.network.bandwidth_Bps, system.oss.cpu_Bps)
-    alone = min(alone, system.ost.bandwidth_Bps("write"))
+    alone = min(system.client.network.bandwidth_Bps, system.server.network.bandwidth_Bps, system.server.cpu_Bps)
+    alone = min(alone, system.target.bandwidth_Bps("write"))
     data_time = (4 << 20) / (4096 / (1e-3 + 4096 / alone))
     metadata = 768 / 5000 + 768 / 20000  # all creates, then all closes, queue at the MDS
     assert row["time_s"] == pytest.approx(data_time + metadata, rel=1e-9)
@@ -295,8 +295,8 @@ def test_small_direct_writes_on_one_ssd_ost_are_iops_bound_and_the_switch_remove
     data = 32 * 4 * (1 << 20)
     assert data / on["bw_Bps"] == pytest.approx(data / (4 * 3300 * 4096), rel=0.02)
     system = simfs.load_system("crtdc-lfs5")
-    alone = min(system.client.network.bandwidth_Bps, system.oss.network.bandwidth_Bps, system.oss.cpu_Bps)
-    alone = min(alone, system.ost.bandwidth_Bps("write"))
+    alone = min(system.client.network.bandwidth_Bps, system.server.network.bandwidth_Bps, system.server.cpu_Bps)
+    alone = min(alone, system.target.bandwidth_Bps("write"))
     assert off["bw_Bps"] == pytest.approx(32 * 4096 / (1e-3 + 4096 / alone), rel=0.02)
 
 
@@ -368,11 +368,11 @@ def test_write_back_cache_is_shared_by_the_writers_of_a_controller():
     # 16 writers, one stripe each, on 16 OSTs behind 2 controllers: 8 per controller share
     # its 2.5 GB, 312.5 MB each.
     system = simfs.load_system("crtdc-lfs3")
-    fs = LustreInstance(system, FluidNetwork(simpy.Environment()), 1, np.random.default_rng(0))
+    fs = FileSystemInstance(system, FluidNetwork(simpy.Environment()), 1, np.random.default_rng(0))
     layout = fs.allocate(1, 1 << 20)
     assert fs.write_back_cache_bytes(layout, np.array([1.0]), {0: 8, 1: 8}) == pytest.approx(2.5e9 / 8)
     off = simfs.load_system("crtdc-lfs3", {"mechanisms.controller_cache": False})
-    fs_off = LustreInstance(off, FluidNetwork(simpy.Environment()), 1, np.random.default_rng(0))
+    fs_off = FileSystemInstance(off, FluidNetwork(simpy.Environment()), 1, np.random.default_rng(0))
     assert fs_off.write_back_cache_bytes(layout, np.array([1.0]), {0: 8, 1: 8}) == 0.0
 
 

@@ -8,7 +8,7 @@ import simfs
 from simfs.engine import FluidNetwork
 from simfs.errors import ProfileError
 from simfs.filesystems import PanfsSystem
-from simfs.filesystems.lustre import LustreInstance
+from simfs.filesystems.core import FileSystemInstance
 from simfs.hardware.incast import incast_goodput_factor
 from tests.unit.phases import phase
 
@@ -18,7 +18,7 @@ DD = "dd bs=1024000 count=50000"
 def test_panfs_profile_assembles_shelves_and_blades():
     system = simfs.load_system("crtdc-panfs")
     assert isinstance(system, PanfsSystem)
-    assert (system.oss_count, system.osts_per_oss, system.ost_count) == (7, 10, 70)
+    assert (system.server_count, system.targets_per_server, system.target_count) == (7, 10, 70)
     # 9 data + 1 parity: the client sends 10/9 bytes per byte written.
     assert system.write_redundancy == pytest.approx(10 / 9)
     text = system.describe()
@@ -58,9 +58,9 @@ def test_shallow_switch_buffers_collapse_a_single_reader_and_the_switch_restores
 
 def test_a_failed_blade_gets_no_new_files_and_a_rebuild_costs_every_other_blade():
     system = simfs.load_system("crtdc-panfs", {"panfs.failed_blades": [5]})
-    instance = LustreInstance(system, FluidNetwork(simpy.Environment()), 4, np.random.default_rng(1))
-    layouts = [instance.allocate(system.tunables.stripe_count, 65536) for _ in range(20)]
-    assert all(5 not in layout.osts and len(layout.osts) == 69 for layout in layouts)
+    instance = FileSystemInstance(system, FluidNetwork(simpy.Environment()), 4, np.random.default_rng(1))
+    layouts = [instance.allocate(system.io.stripe_count, 65536) for _ in range(20)]
+    assert all(5 not in layout.targets and len(layout.targets) == 69 for layout in layouts)
     healthy = phase(simfs.simulate("crtdc-panfs", DD, nodes=64), "write")["agg_bw_Bps"]
     rebuilding = phase(
         simfs.simulate("crtdc-panfs", DD, nodes=64, overrides={"panfs.failed_blades": [5], "panfs.rebuilding": True}),

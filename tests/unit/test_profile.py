@@ -42,20 +42,20 @@ def test_builtins_build(name):
         "tud-cxfs": 24,
         "g5k-helios": 4,
     }
-    assert system.ost_count == expected[name.removesuffix("-fitted")]
+    assert system.target_count == expected[name.removesuffix("-fitted")]
 
 
 def test_hand_checked_hardware_figures():
     lfs3 = simfs.load_system("crtdc-lfs3")
     # 8+2 RAID 6 of 98 MB/s drives: 8 x 98 = 784 MB/s per LUN.
-    assert lfs3.ost.bandwidth_Bps("write") == pytest.approx(784e6)
+    assert lfs3.target.bandwidth_Bps("write") == pytest.approx(784e6)
     cs6000 = simfs.load_system("xyratex-cs6000")
     # 8+2 RAID 6: 8 data drives; 4 OSS x 4 OSTs.
-    assert cs6000.ost.data_disks == 8 and cs6000.oss_count * cs6000.osts_per_oss == 16
+    assert cs6000.target.data_disks == 8 and cs6000.server_count * cs6000.targets_per_server == 16
     lfs5 = simfs.load_system("crtdc-lfs5")
     # 4 x X25-E in RAID 0: 680 MB/s write, 1000 MB/s read.
-    assert lfs5.ost.bandwidth_Bps("write") == pytest.approx(680e6)
-    assert lfs5.ost.bandwidth_Bps("read") == pytest.approx(1000e6)
+    assert lfs5.target.bandwidth_Bps("write") == pytest.approx(680e6)
+    assert lfs5.target.bandwidth_Bps("read") == pytest.approx(1000e6)
     assert lfs5.controller_total == 16
 
 
@@ -106,7 +106,7 @@ def test_unknown_system_name():
 def test_overrides_make_a_new_system_and_leave_the_file_alone():
     text_before = (BUILTIN_DIR / "crtdc-lfs3.toml").read_text()
     system = simfs.load_system("crtdc-lfs3", {"oss.count": 16, "client.network": "1gbe"})
-    assert system.oss_count == 16 and system.ost_count == 32
+    assert system.server_count == 16 and system.target_count == 32
     assert system.client.network.bandwidth_Bps == pytest.approx(117e6)
     assert (BUILTIN_DIR / "crtdc-lfs3.toml").read_text() == text_before
 

@@ -1,17 +1,19 @@
-"""A Lustre model built for one run: the resources, and the paths that I/O takes.
+"""A file-system model built for one run: the resources, and the paths that I/O takes.
 
-Data path of a buffered write from a client to a file striped over OSTs ``o_k`` that
-hold fractions ``f_k`` of the rank's bytes (``sum f_k = 1``)::
+The same assembly serves every file-system model (``simfs.filesystems.core.system``): its
+parts are named after the model (``oss``/``ost`` for Lustre, ``shelf``/``blade`` for
+PanFS, ...).  Data path of a buffered write from a client to a file striped over targets
+``o_k`` that hold fractions ``f_k`` of the rank's bytes (``sum f_k = 1``)::
 
     client core (copy)  ->  client NIC tx  ->  fabric core  ->
-        for each OSS s:   NIC rx and CPU, weight sum(f_k for o_k on s)
-        for each OST o_k: controller (if any) and the OST device, weight f_k
+        for each server s:  NIC rx and CPU, weight sum(f_k for o_k on s)
+        for each target o_k: controller (if any) and the target device, weight f_k
 
-Reads take the opposite NIC directions.  An SSD OST's capacity is its write bandwidth;
+Reads take the opposite NIC directions.  An SSD target's capacity is its write bandwidth;
 a read byte costs ``write_Bps / read_Bps`` of it, so that mixed traffic shares one device.
 
 Rate caps (per rank): one core's copy rate for buffered I/O; the RPC window
-``touched_osts x max_rpcs_in_flight x rpc_size / rpc_latency`` (Little's law: at most
+``touched_targets x max_rpcs_in_flight x rpc_size / rpc_latency`` (Little's law: at most
 that many bytes in flight per round trip); for buffered reads the readahead window,
 ``max_read_ahead_bytes / readers on the node / rpc_latency`` (the client's readahead
 budget is shared by the files it reads, and a reader can have no more in flight than it
@@ -27,8 +29,8 @@ import numpy as np
 
 from simfs.engine import Flow, FluidNetwork, Path, Resource
 from simfs.engine.resource import combine_load_models
-from simfs.filesystems.lustre.layout import Layout, OstAllocator
-from simfs.filesystems.lustre.system import LustreSystem
+from simfs.filesystems.core.layout import Layout, TargetAllocator
+from simfs.filesystems.core.system import FileSystem
 from simfs.hardware import ClientNode, HddSpec, LinkSpec, Server, SsdSpec, SwitchSpec
 from simfs.hardware.controller import PrefetchThrash
 from simfs.hardware.hdd import SeekThrashing
@@ -43,12 +45,12 @@ class RateCap:
     reason: str
 
 
-class LustreInstance:
+class FileSystemInstance:
     """The resources of ``system`` for a run on ``nodes`` client nodes."""
 
     def __init__(
         self,
-        system: LustreSystem,
+        system: FileSystem,
         network: FluidNetwork,
         nodes: int,
         rng: np.random.Generator,
@@ -60,7 +62,7 @@ class LustreInstance:
         self.network = network
         self.clients: list[ClientNode] = [system.client_of(i).build(i) for i in range(nodes)]
         fabric = SwitchSpec(
-            port_count=system.client_count + system.oss_count + 1,
+            port_count=system.client_count + system.server_count + 1,
             port_bandwidth_Bps=system.client.network.bandwidth_Bps,
             blocking_factor=system.fabric_blocking_factor,
         )
@@ -73,39 +75,39 @@ class LustreInstance:
         )
         names = system.NAMES
         server, target, metadata = names["server"], names["target"], names["metadata"]
-        self.mds = Resource(f"{metadata}.service", 1.0, kind=metadata, unit="s")
+        self.metadata_service = Resource(f"{metadata}.service", 1.0, kind=metadata, unit="s")
         # One shared directory at most per run: unique directories never contend.
         self.shared_directory = Resource(
-            f"{metadata}.shared-directory", system.mds.dir_update_per_s, kind=f"{metadata}-dir", unit="op"
+            f"{metadata}.shared-directory", system.metadata.dir_update_per_s, kind=f"{metadata}-dir", unit="op"
         )
-        self.oss: list[Server] = [system.oss.build(f"{server}{i}", server) for i in range(system.oss_count)]
-        ost_capacity = system.ost.bandwidth_Bps("write")
+        self.servers: list[Server] = [system.server.build(f"{server}{i}", server) for i in range(system.server_count)]
+        target_capacity = system.target.bandwidth_Bps("write")
         thrash = None
-        if system.mechanisms["hdd_seek"] and isinstance(system.ost.drive, HddSpec):
-            thrash = SeekThrashing(system.ost.drive, system.read_visit_bytes, system.write_visit_bytes)
+        if system.mechanisms["hdd_seek"] and isinstance(system.target.drive, HddSpec):
+            thrash = SeekThrashing(system.target.drive, system.read_visit_bytes, system.write_visit_bytes)
         prefetch = None
         if system.mechanisms["controller_prefetch"] and system.controller is not None:
-            segments_per_ost = system.controller.cache_segments * system.controller_total / system.ost_count
-            read_request = min(system.tunables.rpc_size_bytes, system.tunables.stripe_size_bytes)
-            prefetch = PrefetchThrash(system.controller, segments_per_ost, read_request)
+            segments_per_target = system.controller.cache_segments * system.controller_total / system.target_count
+            read_request = min(system.io.rpc_size_bytes, system.io.stripe_size_bytes)
+            prefetch = PrefetchThrash(system.controller, segments_per_target, read_request)
         thrash = combine_load_models(thrash, prefetch)
-        self.osts = [
-            Resource(f"{target}{i}", ost_capacity * system.ost_capacity_factor(i), kind=target, load_model=thrash)
-            for i in range(system.ost_count)
+        self.targets = [
+            Resource(f"{target}{i}", target_capacity * system.target_capacity_factor(i), kind=target, load_model=thrash)
+            for i in range(system.target_count)
         ]
-        self.ost_read_weight = ost_capacity / system.ost.bandwidth_Bps("read")
+        self.target_read_weight = target_capacity / system.target.bandwidth_Bps("read")
         self.raid_threads = (
             [
-                Resource(f"{target}{i}.md-thread", system.ost.write_thread_Bps, kind="raid-thread")
-                for i in range(system.ost_count)
+                Resource(f"{target}{i}.md-thread", system.target.write_thread_Bps, kind="raid-thread")
+                for i in range(system.target_count)
             ]
-            if system.ost.write_thread_Bps and system.mechanisms["md_raid_thread"]
+            if system.target.write_thread_Bps and system.mechanisms["md_raid_thread"]
             else []
         )
-        handoff = system.tunables.lock_handoff_s
+        handoff = system.io.lock_handoff_s
         self.locks = [
             Resource(f"{target}{i}.extent-locks", 1.0 / handoff, kind="extent-lock", unit="op")
-            for i in range(system.ost_count)
+            for i in range(system.target_count)
         ]
         self.controllers = (
             [
@@ -120,17 +122,17 @@ class LustreInstance:
         network.add(self.fabric)
         if self.uplink is not None:
             network.add(self.uplink)
-        network.add(self.mds)
+        network.add(self.metadata_service)
         network.add(self.shared_directory)
-        for server in self.oss:
+        for server in self.servers:
             network.add_all(server.resources)
-        network.add_all(self.osts)
+        network.add_all(self.targets)
         network.add_all(self.locks)
         network.add_all(self.raid_threads)
         network.add_all(self.controllers)
-        offset = system.tunables.stripe_offset if stripe_offset is None else stripe_offset
-        self.allocator = OstAllocator(
-            [system.oss_of_ost(i) for i in range(system.ost_count)], offset, rng, system.excluded_osts
+        offset = system.io.stripe_offset if stripe_offset is None else stripe_offset
+        self.allocator = TargetAllocator(
+            [system.server_of_target(i) for i in range(system.target_count)], offset, rng, system.excluded_targets
         )
 
     # -- metadata -----------------------------------------------------------------------
@@ -141,16 +143,16 @@ class LustreInstance:
         ``remove``) or several joined by ``+`` (``"create+close"``: both per item, each a
         round trip).  Creates and removes in a ``shared_directory`` also hold its lock.
         """
-        mds = self.system.mds
+        mds = self.system.metadata
         ops = op.split("+")
-        path: list[tuple[Resource, float]] = [(self.mds, sum(1.0 / mds.rate(o) for o in ops))]
+        path: list[tuple[Resource, float]] = [(self.metadata_service, sum(1.0 / mds.rate(o) for o in ops))]
         updates = sum(o in ("create", "remove") for o in ops)
         if shared_directory and updates and self.system.mechanisms["mds_directory_lock"]:
             path.append((self.shared_directory, float(updates)))
         return self.network.transfer(
             float(items),
             path,
-            rate_cap=1.0 / (len(ops) * self.system.tunables.metadata_latency_s),
+            rate_cap=1.0 / (len(ops) * self.system.io.metadata_latency_s),
             name=f"{self.system.NAMES['metadata']}.{op}",
             tag=tag,
         )
@@ -179,12 +181,12 @@ class LustreInstance:
 
         The path has three parts, each of which can be left out to model a buffer
         between them: ``copy``, the client core's copy (buffered I/O); ``network``, from
-        the client NIC through the OSS to the controller; ``disk``, the OST devices.
+        the client NIC through the server to the controller; ``disk``, the target devices.
         (``copy`` alone: bytes landing in the page cache; ``copy`` and ``network``: bytes
         landing in a controller's write-back cache; ``disk`` alone: its destaging.)
-        ``request_bytes`` is the size of the requests reaching the OSTs (default: a bulk
-        RPC, at most a stripe); it sets the RAID, SSD and OSS-thread costs.
-        ``lock_handoffs_per_byte`` loads the OSTs' extent-lock resources (shared-file
+        ``request_bytes`` is the size of the requests reaching the targets (default: a bulk
+        RPC, at most a stripe); it sets the RAID, SSD and server-thread costs.
+        ``lock_handoffs_per_byte`` loads the targets' extent-lock resources (shared-file
         writes, ``locks.py``).  ``call_bytes`` is the application's call size (its
         per-call core time, ``call_overhead``).  Reads of data other ranks read too move
         only ``fetch_fraction`` of the rank's bytes over the network (the rest comes from
@@ -205,26 +207,26 @@ class LustreInstance:
                 path.append((self.fabric, sent))
             if self.uplink is not None:
                 path.append((self.uplink, sent))
-        threads = self.system.oss.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
-        ost_weight = self.ost_cost(op, request) * sent * disk_fraction
+        threads = self.system.server.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
+        target_weight = self.target_cost(op, request) * sent * disk_fraction
         share_sent = (stripe_share * sent).tolist()
-        oss_share: dict[int, float] = defaultdict(float)
+        server_share: dict[int, float] = defaultdict(float)
         for k, share in enumerate(stripe_share):
             if share <= 0:
                 continue
-            ost = layout.osts[k]
-            oss_share[self.system.oss_of_ost(ost)] += share_sent[k]
+            target = layout.targets[k]
+            server_share[self.system.server_of_target(target)] += share_sent[k]
             if network and self.controllers:
-                path.append((self.controllers[self.system.controller_of_ost(ost)], share_sent[k] * disk_fraction))
+                path.append((self.controllers[self.system.controller_of_target(target)], share_sent[k] * disk_fraction))
             if network and lock_handoffs_per_byte > 0:
-                path.append((self.locks[ost], share * lock_handoffs_per_byte))
+                path.append((self.locks[target], share * lock_handoffs_per_byte))
             if disk:
-                path.append((self.osts[ost], share * ost_weight))
+                path.append((self.targets[target], share * target_weight))
                 if op == "write" and self.raid_threads:
-                    path.append((self.raid_threads[ost], share_sent[k]))
+                    path.append((self.raid_threads[target], share_sent[k]))
         if network:
-            for oss_index, share in oss_share.items():
-                server = self.oss[oss_index]
+            for server_index, share in server_share.items():
+                server = self.servers[server_index]
                 path.append((server.nic_rx if op == "write" else server.nic_tx, share))
                 path.append((server.cpu, share))
                 if threads > 0:
@@ -232,13 +234,13 @@ class LustreInstance:
         # Bytes served from the page cache (fetch_fraction 0) load nothing beyond the core.
         return [(resource, weight) for resource, weight in path if weight > 0]
 
-    def server_path(self, ost: int, op: str, request_bytes: float) -> Path:
-        """The path of I/O issued on the OSS itself (obdfilter-survey): its CPU, the
-        controller, the OST; no client, no network, no bulk-RPC service threads."""
-        path: list[tuple[Resource, float]] = [(self.oss[self.system.oss_of_ost(ost)].cpu, 1.0)]
+    def server_path(self, target: int, op: str, request_bytes: float) -> Path:
+        """The path of I/O issued on the server itself (obdfilter-survey): its CPU, the
+        controller, the target; no client, no network, no bulk-RPC service threads."""
+        path: list[tuple[Resource, float]] = [(self.servers[self.system.server_of_target(target)].cpu, 1.0)]
         if self.controllers:
-            path.append((self.controllers[self.system.controller_of_ost(ost)], 1.0))
-        layout = Layout((ost,), int(request_bytes))
+            path.append((self.controllers[self.system.controller_of_target(target)], 1.0))
+        layout = Layout((target,), int(request_bytes))
         return path + self.data_path(0, layout, np.ones(1), op, copy=False, network=False, request_bytes=request_bytes)
 
     def write_back_cache_bytes(self, layout: Layout, stripe_share: np.ndarray, writers: dict[int, int]) -> float:
@@ -251,35 +253,36 @@ class LustreInstance:
         absorbed = 0.0
         for k, share in enumerate(stripe_share):
             if share > 0:
-                index = self.system.controller_of_ost(layout.osts[k])
+                index = self.system.controller_of_target(layout.targets[k])
                 absorbed += share * controller.cache_bytes / max(1, writers.get(index, 1))
         return absorbed
 
     def controllers_of(self, layout: Layout) -> set[int]:
-        return {self.system.controller_of_ost(ost) for ost in layout.osts}
+        return {self.system.controller_of_target(target) for target in layout.targets}
 
-    def ost_cost(self, op: str, request_bytes: float) -> float:
-        """OST capacity used per byte of ``op`` in ``request_bytes`` requests.
+    def target_cost(self, op: str, request_bytes: float) -> float:
+        """Target capacity used per byte of ``op`` in ``request_bytes`` requests.
 
         The capacity is the set's write bandwidth; a read byte costs write/read of it.
         RAID parity (read-modify-write), an SSD's IOPS bound and its write cliff each
         multiply the cost when their mechanism is on.
         """
-        ost, mechanisms = self.system.ost, self.system.mechanisms
-        cost = 1.0 if op == "write" else self.ost_read_weight
+        target, mechanisms = self.system.target, self.system.mechanisms
+        cost = 1.0 if op == "write" else self.target_read_weight
         if op == "write" and mechanisms["raid_parity"]:
-            cost *= ost.write_cost(request_bytes)
-        if isinstance(ost.drive, SsdSpec):
+            cost *= target.write_cost(request_bytes)
+        if isinstance(target.drive, SsdSpec):
             if mechanisms["ssd_iops"]:
-                cost *= ost.drive.request_cost(op, ost.drive_request_bytes(request_bytes))
+                cost *= target.drive.request_cost(op, target.drive_request_bytes(request_bytes))
             if op == "write" and mechanisms["ssd_write_cliff"]:
-                cost *= ost.drive.write_amplification
+                cost *= target.drive.write_amplification
         return cost
 
     def request_bytes(self, layout: Layout, direct_transfer_bytes: int | None = None) -> int:
-        """Size of the requests that reach an OST: a bulk RPC for buffered I/O, each
-        transfer as issued for O_DIRECT; never more than a stripe (an RPC goes to one OST)."""
-        size = min(self.system.tunables.rpc_size_bytes, layout.stripe_size_bytes)
+        """Size of the requests that reach a target: a bulk RPC for buffered I/O, each
+        transfer as issued for O_DIRECT; never more than a stripe (a request goes to one
+        target)."""
+        size = min(self.system.io.rpc_size_bytes, layout.stripe_size_bytes)
         return size if direct_transfer_bytes is None else min(size, direct_transfer_bytes)
 
     def effective_call_bytes(self, call_bytes: float | None) -> float | None:
@@ -296,7 +299,7 @@ class LustreInstance:
         system = self.system
         if op != "read" or not system.mechanisms["tcp_incast"] or link.transport != "tcp":
             return 1.0
-        servers = system.incast_senders([layout.osts[k] for k, share in enumerate(stripe_share) if share > 0])
+        servers = system.incast_senders([layout.targets[k] for k, share in enumerate(stripe_share) if share > 0])
         return incast_goodput_factor(
             servers,
             self.request_bytes(layout),
@@ -318,7 +321,7 @@ class LustreInstance:
         node: int = 0,
     ) -> RateCap:
         """The tightest per-rank cap and its reason."""
-        t = self.system.tunables
+        t = self.system.io
         caps = []
         if direct:
             # One request in flight: each costs the round trip plus its own transfer.
@@ -338,31 +341,33 @@ class LustreInstance:
         controller's write-back cache for a write, else the target; a request no larger
         than a stripe goes to one target)."""
         system = self.system
-        rate = min(system.client_of(node).network.bandwidth_Bps, system.oss.network.bandwidth_Bps, system.oss.cpu_Bps)
+        rate = min(
+            system.client_of(node).network.bandwidth_Bps, system.server.network.bandwidth_Bps, system.server.cpu_Bps
+        )
         controller = system.controller
         if controller is not None:
             rate = min(rate, controller.bandwidth_Bps)
         cached = op == "write" and controller is not None and controller.cache_bytes > 0
         if not (cached and system.mechanisms["controller_cache"]):
-            rate = min(rate, system.ost.bandwidth_Bps(op))
+            rate = min(rate, system.target.bandwidth_Bps(op))
         return rate
 
     def rpc_window_Bps(self, stripe_share: np.ndarray) -> float:
-        """Bytes a client can keep in flight per round trip to the OSTs it uses (no limit
+        """Bytes a client can keep in flight per round trip to the targets it uses (no limit
         with the ``rpc_window`` mechanism off)."""
         if not self.system.mechanisms["rpc_window"]:
             return float("inf")
-        t = self.system.tunables
+        t = self.system.io
         touched = int(np.count_nonzero(stripe_share > 0))
         return touched * t.max_rpcs_in_flight * t.rpc_size_bytes / t.rpc_latency_s
 
     def dirty_limit_bytes(self, stripe_share: np.ndarray, ranks_on_node: int, node: int = 0) -> float:
-        """Dirty bytes one writer may leave in the page cache: Lustre's per-OSC limit
-        over the OSTs it writes, bounded by its share of the kernel's dirty limit."""
+        """Dirty bytes one writer may leave in the page cache: the per-target limit (Lustre's per OSC)
+        over the targets it writes, bounded by its share of the kernel's dirty limit."""
         if not self.system.mechanisms["dirty_limit"]:
             return 0.0
         touched = int(np.count_nonzero(stripe_share > 0))
-        per_osc = touched * self.system.tunables.max_dirty_bytes_per_osc
+        per_osc = touched * self.system.io.max_dirty_bytes_per_osc
         return min(per_osc, self.clients[node].spec.dirty_limit_bytes / ranks_on_node)
 
     @property

@@ -1,14 +1,17 @@
-"""Lustre file layouts: striping and OST allocation.
+"""File layouts: striping over targets, and the choice of targets for a new file.
 
 A file with stripe count ``c`` and stripe size ``S`` stores byte ``x`` in stripe object
-``(x // S) % c``.  The MDS picks the ``c`` OSTs when the file is created:
+``(x // S) % c`` (Lustre's RAID-0 layout of objects; PanFS's parity groups and CXFS's
+XVM stripes are the same arithmetic over blades and LUNs, GPFS's blocks over NSDs with
+``S`` the block size).  The metadata service picks the ``c`` targets when the file is
+created:
 
-* default (``stripe_offset = -1``): round robin over a list that interleaves OSTs by
-  OSS, starting at a random position and advancing by ``c`` per file, as Lustre's RR
+* default (``stripe_offset = -1``): round robin over a list that interleaves targets by
+  server, starting at a random position and advancing by ``c`` per file, as Lustre's RR
   allocator does when space is balanced (Lustre Operations Manual, "Managing free space":
   round-robin allocator; lov_qos.c);
-* fixed (``stripe_offset = i``): stripes on OSTs ``i, i+1, ...`` in index order for every
-  file (``lfs setstripe -i i``), so all files start on the same OST.
+* fixed (``stripe_offset = i``): stripes on targets ``i, i+1, ...`` in index order for
+  every file (``lfs setstripe -i i``), so all files start on the same target.
 """
 
 from __future__ import annotations
@@ -21,65 +24,69 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Layout:
-    """Where one file's stripes live: ``osts[k]`` holds stripe object ``k``."""
+    """Where one file's stripes live: ``targets[k]`` holds stripe object ``k``."""
 
-    osts: tuple[int, ...]
+    targets: tuple[int, ...]
     stripe_size_bytes: int
 
     @property
     def stripe_count(self) -> int:
-        return len(self.osts)
+        return len(self.targets)
 
 
-class OstAllocator:
-    """Chooses OSTs for new files (one allocator per MDS, per run).
+class TargetAllocator:
+    """Chooses targets for new files (one allocator per metadata service, per run).
 
     Parameters
     ----------
-    oss_of_ost: for each OST index, the index of the OSS that serves it.
-    stripe_offset: -1 for round robin from a random start, or a fixed first OST.
+    server_of_target: for each target index, the index of the server that serves it.
+    stripe_offset: -1 for round robin from a random start, or a fixed first target.
     rng: the run's random generator (only the random start uses it).
-    excluded: OSTs no new file may use (a failed PanFS blade).
+    excluded: targets no new file may use (a failed PanFS blade).
     """
 
     def __init__(
         self,
-        oss_of_ost: list[int],
+        server_of_target: list[int],
         stripe_offset: int,
         rng: np.random.Generator,
         excluded: tuple[int, ...] = (),
     ) -> None:
-        usable = [i for i in range(len(oss_of_ost)) if i not in excluded]
+        usable = [i for i in range(len(server_of_target)) if i not in excluded]
         if not usable:
-            raise ValueError("excluded: every OST is excluded; no file can be placed")
-        if not -1 <= stripe_offset < len(oss_of_ost) or stripe_offset in excluded:
+            raise ValueError("excluded: every target is excluded; no file can be placed")
+        if not -1 <= stripe_offset < len(server_of_target) or stripe_offset in excluded:
             raise ValueError(
-                f"stripe_offset: expected -1 or a usable OST in 0..{len(oss_of_ost) - 1}, got {stripe_offset}"
+                f"stripe_offset: expected -1 or a usable target in 0..{len(server_of_target) - 1}, got {stripe_offset}"
             )
-        self._ost_count = len(usable)
+        self._target_count = len(usable)
         self._offset = stripe_offset
-        # Interleave by OSS: first OST of every OSS, then the second of every OSS, ...
-        rank_in_oss = {i: sum(1 for j in usable if j < i and oss_of_ost[j] == oss_of_ost[i]) for i in usable}
-        self._rr_order = sorted(usable, key=lambda i: (rank_in_oss[i], oss_of_ost[i]))
+        # Interleave by server: first target of every server, then the second of every server, ...
+        rank_in_server = {
+            i: sum(1 for j in usable if j < i and server_of_target[j] == server_of_target[i]) for i in usable
+        }
+        self._rr_order = sorted(usable, key=lambda i: (rank_in_server[i], server_of_target[i]))
         self._usable = usable  # in index order
-        self._next = int(rng.integers(self._ost_count)) if stripe_offset == -1 else 0
+        self._next = int(rng.integers(self._target_count)) if stripe_offset == -1 else 0
 
     @property
-    def ost_count(self) -> int:
-        return self._ost_count
+    def target_count(self) -> int:
+        return self._target_count
 
     def allocate(self, stripe_count: int, stripe_size_bytes: int) -> Layout:
         if stripe_count == -1:
-            stripe_count = self._ost_count
-        if not 1 <= stripe_count <= self._ost_count:
-            raise ValueError(f"stripe_count: expected 1..{self._ost_count} (or -1 for all OSTs), got {stripe_count}")
+            stripe_count = self._target_count
+        if not 1 <= stripe_count <= self._target_count:
+            raise ValueError(
+                f"stripe_count: expected 1..{self._target_count} (or -1 for all targets), got {stripe_count}"
+            )
         if self._offset >= 0:
             first = self._usable.index(self._offset)
-            osts = tuple(self._usable[(first + k) % self._ost_count] for k in range(stripe_count))
+            targets = tuple(self._usable[(first + k) % self._target_count] for k in range(stripe_count))
         else:
-            osts = tuple(self._rr_order[(self._next + k) % self._ost_count] for k in range(stripe_count))
-            self._next = (self._next + stripe_count) % self._ost_count
-        return Layout(osts, stripe_size_bytes)
+            targets = tuple(self._rr_order[(self._next + k) % self._target_count] for k in range(stripe_count))
+            self._next = (self._next + stripe_count) % self._target_count
+        return Layout(targets, stripe_size_bytes)
 
 
 def stripe_bytes(offset: int, length: int, stripe_size: int, stripe_count: int) -> np.ndarray:

@@ -1,0 +1,141 @@
+"""Profile readers shared by every file-system model: networks, clients, the metadata
+service, fabric and mechanisms, drives, and index lists.
+
+Each reads fields by their dotted profile names, so that an error names the field
+(``simfs.systems.profile.Profile``); a model reads its own sections with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from simfs.errors import ProfileError
+from simfs.filesystems.core.system import MetadataSpec
+from simfs.hardware import LINK_PRESETS, ClientSpec, HddSpec, LinkSpec, SsdSpec
+from simfs.mechanisms import mechanisms_from_profile
+from simfs.systems.profile import REQUIRED, Profile
+
+
+def _networks(profile: Profile) -> dict[str, LinkSpec]:
+    networks = dict(LINK_PRESETS)
+    for name in profile.table("networks", {}):
+        base = networks.get(name)
+        networks[name] = LinkSpec(
+            name=name,
+            bandwidth_Bps=profile.number(
+                f"networks.{name}.bandwidth_Bps", base.bandwidth_Bps if base else REQUIRED, positive=True
+            ),
+            latency_s=profile.number(f"networks.{name}.latency_s", base.latency_s if base else 0.0, minimum=0),
+            source=f"{profile.origin} [networks.{name}]",
+            transport=profile.string(
+                f"networks.{name}.transport", base.transport if base else "rdma", choices={"tcp", "rdma", "fc"}
+            ),
+        )
+    return networks
+
+
+def link_reader(profile: Profile) -> Callable[[str], LinkSpec]:
+    """A reader of network-name fields: presets plus the profile's own ``[networks.*]``."""
+    networks = _networks(profile)
+
+    def link(key: str) -> LinkSpec:
+        name = profile.string(key)
+        if name not in networks:
+            raise ProfileError(
+                f"{profile.origin}: {key}: unknown network {name!r} (expected one of {', '.join(sorted(networks))})"
+            )
+        return networks[name]
+
+    return link
+
+
+def client_spec(profile: Profile, link: Callable[[str], LinkSpec]) -> ClientSpec:
+    """``[client]``; the spec's own checks raise ValueError naming the field."""
+    return ClientSpec(
+        cores=profile.number("client.cores", integer=True, positive=True),
+        memory_bytes=profile.number("client.memory_bytes", positive=True),
+        network=link("client.network"),
+        **core_fields(profile),
+    )
+
+
+def core_fields(profile: Profile, table: str = "client") -> dict[str, float]:
+    """The per-core fields of ``[table]`` (copy rates, per-call time) and the dirty ratio:
+    the same for every client node, however the nodes differ (CXFS's partitions)."""
+    return {
+        "copy_write_Bps": profile.number(f"{table}.copy_write_Bps", positive=True),
+        "copy_read_Bps": profile.number(f"{table}.copy_read_Bps", positive=True),
+        "dirty_ratio": profile.number(f"{table}.dirty_ratio", 0.4, positive=True, maximum=1),
+        "call_overhead_s": profile.number(f"{table}.call_overhead_s", 0.0, minimum=0),
+    }
+
+
+def metadata_spec(profile: Profile, table: str) -> MetadataSpec:
+    """The metadata service from ``[table]`` (``mds``, or PanFS's ``director``)."""
+    create = profile.number(f"{table}.create_per_s", positive=True)
+    open_ = profile.number(f"{table}.open_per_s", positive=True)
+    return MetadataSpec(
+        create_per_s=create,
+        open_per_s=open_,
+        close_per_s=profile.number(f"{table}.close_per_s", positive=True),
+        # Absent: a stat costs an open, a remove a create, and one directory takes
+        # creates as fast as the service (no extra serialisation).
+        stat_per_s=profile.number(f"{table}.stat_per_s", open_, positive=True),
+        remove_per_s=profile.number(f"{table}.remove_per_s", create, positive=True),
+        dir_update_per_s=profile.number(f"{table}.dir_update_per_s", create, positive=True),
+    )
+
+
+def shared_fields(profile: Profile, client_count: int | None = None) -> dict[str, Any]:
+    """The system fields every profile gives the same way: names, clients' count (from
+    ``client.count`` unless the model counts them itself), fabric, mechanisms."""
+    return {
+        "name": profile.string("system.name"),
+        "description": profile.string("system.description"),
+        "client_count": client_count or profile.number("client.count", integer=True, positive=True),
+        "fabric_blocking_factor": profile.number("fabric.blocking_factor", 1.0, minimum=1),
+        "client_uplink_Bps": profile.number("fabric.client_uplink_Bps", 0.0, minimum=0),
+        "port_buffer_bytes": profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
+        "tcp_burst_bytes": profile.number("fabric.tcp_burst_bytes", 65536, positive=True),
+        "rto_min_s": profile.number("fabric.rto_min_s", 0.2, minimum=0),
+        "origin": profile.origin,
+        "mechanisms": mechanisms_from_profile(profile),
+    }
+
+
+def index_list(profile: Profile, key: str, count: int, noun: str) -> tuple[int, ...]:
+    """A list of distinct indices in ``0..count-1`` (failed OSTs or blades), sorted."""
+    value = profile.raw(key, [])
+    if not isinstance(value, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+        raise ProfileError(f"{profile.origin}: {key}: expected a list of {noun} indices, got {value!r}")
+    bad = [i for i in value if not 0 <= i < count]
+    if bad:
+        raise ProfileError(f"{profile.origin}: {key}: {bad[0]} is not a valid {noun} index (0..{count - 1})")
+    return tuple(sorted(set(value)))
+
+
+def hdd_spec(profile: Profile, table: str = "ost.hdd") -> HddSpec:
+    return HddSpec(
+        sustained_Bps=profile.number(f"{table}.sustained_Bps", positive=True),
+        average_seek_s=profile.number(f"{table}.average_seek_s", 0.0, minimum=0),
+        rpm=profile.number(f"{table}.rpm", 0.0, minimum=0),
+    )
+
+
+def ssd_spec(profile: Profile) -> SsdSpec:
+    return SsdSpec(
+        read_Bps=profile.number("ost.ssd.read_Bps", positive=True),
+        write_Bps=profile.number("ost.ssd.write_Bps", positive=True),
+        read_iops=profile.number("ost.ssd.read_iops", 0.0, minimum=0),
+        write_iops=profile.number("ost.ssd.write_iops", 0.0, minimum=0),
+        spare_fraction=profile.number("ost.ssd.spare_fraction", 0.0, minimum=0),
+        preconditioned=profile.boolean("ost.ssd.preconditioned", False),
+    )
+
+
+def drive_name(drive: object) -> str:
+    if isinstance(drive, HddSpec):
+        return f"HDD ({drive.sustained_Bps / 1e6:.0f} MB/s)"
+    assert isinstance(drive, SsdSpec)
+    return f"SSD ({drive.read_Bps / 1e6:.0f}/{drive.write_Bps / 1e6:.0f} MB/s read/write)"

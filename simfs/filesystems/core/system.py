@@ -1,0 +1,229 @@
+"""The file-system-neutral description of an installation: what every model is built of.
+
+A cluster file system, whatever its name, is assembled from the same concepts
+(DESIGN.md section 3), and each is a part of :class:`FileSystem`:
+
+=====================  ===========================================  =========================
+concept                part                                         Lustre / PanFS / CXFS / GPFS
+=====================  ===========================================  =========================
+clients                ``client`` (:class:`~simfs.hardware.ClientSpec`,  compute nodes / Altix
+                       per node: :meth:`FileSystem.client_of`)       partitions
+networks               client link, server link, ``fabric_*``       IB, GbE, FC SAN
+metadata service       ``metadata`` (:class:`MetadataSpec`)          MDS / DirectorBlade /
+                                                                    CXFS MDS / token and
+                                                                    metanode services
+data servers           ``server`` x ``server_count``                OSS / shelf / RM660 pair /
+                                                                    NSD server
+targets                ``target`` (:class:`~simfs.hardware.RaidSet`)  OST / blade / LUN / NSD
+                       x ``targets_per_server`` per server
+controllers            ``controller`` (optional)                    DDN couplet / blade port /
+                                                                    none
+client I/O settings    ``io`` (:class:`ClientIo`)                    RPCs in flight, dirty
+                                                                    limits, readahead
+layout policy          ``io.stripe_*`` and the targets a file may   objects round robin /
+                       use (``core/layout.py``)                     parity groups / volume
+=====================  ===========================================  =========================
+
+Each file-system model (``lustre``, ``panfs``, ``cxfs``, ``local``) is a peer
+subclass of :class:`FileSystem` that reads its own profile sections into these parts and
+says where it differs (how its targets are named, which senders answer a read at once,
+which of its targets take new files).  No model subclasses another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from simfs.hardware import ClientSpec, ControllerSpec, RaidSet, ServerSpec
+from simfs.systems.profile import Profile
+from simfs.workloads.spec import WorkloadSpec
+
+
+@dataclass(frozen=True)
+class ClientIo:
+    """How clients move data: layout defaults and the request settings of the client.
+
+    Each model maps its own profile section onto these (Lustre ``[lustre]``, PanFS
+    ``[panfs]``, CXFS ``[cxfs]``, GPFS ``[gpfs]``, a local file system fixed values).
+
+    Attributes
+    ----------
+    stripe_count: default number of targets a file spans (-1: all).
+    stripe_size_bytes: default bytes per target before the layout moves to the next.
+    stripe_offset: -1 for the metadata service's own placement, or a fixed first target.
+    max_rpcs_in_flight: requests a client keeps in flight per target.
+    rpc_size_bytes: size of one bulk request (Lustre's max_pages_per_rpc x page size).
+    max_dirty_bytes_per_osc: dirty page-cache bytes a client may hold per target.
+    rpc_latency_s: round trip of one bulk request without queueing (network + server).
+    metadata_latency_s: round trip of one metadata request without queueing.
+    lock_handoff_s: time to call an extent lock back from one client and grant it to
+        another (the closed-form ``extent_locks`` mechanism).
+    max_read_ahead_bytes: a client's readahead budget, shared by the files it reads.
+    """
+
+    stripe_count: int
+    stripe_size_bytes: int
+    stripe_offset: int
+    max_rpcs_in_flight: int
+    rpc_size_bytes: int
+    max_dirty_bytes_per_osc: int
+    rpc_latency_s: float
+    metadata_latency_s: float
+    lock_handoff_s: float = 1e-3
+    max_read_ahead_bytes: int = 41_943_040
+
+
+@dataclass(frozen=True)
+class MetadataSpec:
+    """Metadata service rates (operations/s of one server) for create, open, close, stat
+    and remove, and ``dir_update_per_s``: creates and removes per second within one
+    directory.
+
+    Directory serialisation.  ldiskfs in Lustre 1.x takes one lock per directory for
+    every entry insert or delete (parallel directory operations, "pdirops", arrived in
+    Lustre 2.2), so creates in a shared directory are served one at a time, each holding
+    the lock for ``1 / dir_update_per_s`` however many MDS threads are free (the
+    Lustre 2.2 change log and LU-50 describe the single-lock behaviour pdirops removed).
+    A unique directory per process (mdtest ``-u``) avoids it.
+    """
+
+    create_per_s: float
+    open_per_s: float
+    close_per_s: float
+    stat_per_s: float
+    remove_per_s: float
+    dir_update_per_s: float
+
+    def rate(self, op: str) -> float:
+        return {
+            "create": self.create_per_s,
+            "open": self.open_per_s,
+            "close": self.close_per_s,
+            "stat": self.stat_per_s,
+            "remove": self.remove_per_s,
+        }[op]
+
+
+@dataclass(frozen=True)
+class FileSystem:
+    """The parts of a file-system installation, as every model describes them.
+
+    Subclasses set :attr:`NAMES` and :attr:`FILESYSTEM`, read their profile in
+    :meth:`from_profile` and explain themselves in :meth:`describe`; the hooks below
+    (``client_of``, ``incast_senders``, ...) default to the plain object-storage answer.
+    """
+
+    #: What the model's parts are called in resource names and bottleneck columns.
+    NAMES: ClassVar[dict[str, str]] = {
+        "server": "server",
+        "target": "target",
+        "controller": "controller",
+        "metadata": "metadata",
+    }
+    #: The file system's name in ``simfs show`` and errors.
+    FILESYSTEM: ClassVar[str] = ""
+
+    name: str
+    description: str
+    client: ClientSpec
+    client_count: int
+    fabric_blocking_factor: float
+    #: Links from the clients' switch to the servers' (0: clients and servers on one switch).
+    client_uplink_Bps: float
+    #: Ethernet switch port buffer, per-server TCP burst and minimum RTO (TCP incast).
+    port_buffer_bytes: float
+    tcp_burst_bytes: float
+    rto_min_s: float
+    metadata: MetadataSpec
+    server: ServerSpec
+    server_count: int
+    targets_per_server: int
+    target: RaidSet
+    controller: ControllerSpec | None
+    controller_count: int
+    controller_attached: str
+    io: ClientIo
+    origin: str
+    mechanisms: dict[str, bool]
+    #: Bytes one drive transfers per stream visit, for reads and for writes (seek thrashing).
+    read_visit_bytes: float = 0.0
+    write_visit_bytes: float = 0.0
+    #: Targets with one failed drive (what-if), in ``target_state`` "degraded" or "rebuilding".
+    failed_drive_targets: tuple[int, ...] = ()
+    target_state: str = "degraded"
+    rebuild_fraction: float = 0.3
+    #: Bytes sent and stored per byte written: 1 where redundancy is inside the target;
+    #: components / data components for a file system whose clients write parity (PanFS).
+    write_redundancy: float = 1.0
+
+    # -- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_profile(cls, profile: Profile) -> FileSystem:
+        raise NotImplementedError(f"{cls.__name__} does not read profiles")
+
+    def describe(self) -> str:
+        """A human-readable summary of the assembled hardware (``simfs show``)."""
+        raise NotImplementedError
+
+    # -- the parts ------------------------------------------------------------------------
+    def client_of(self, node: int) -> ClientSpec:
+        """Client node ``node``'s hardware: all alike unless a model says otherwise."""
+        return self.client
+
+    @property
+    def target_count(self) -> int:
+        return self.server_count * self.targets_per_server
+
+    def server_of_target(self, target: int) -> int:
+        """Targets are numbered consecutively per server (OST0000, OST0001 on OSS 0, ...)."""
+        return target // self.targets_per_server
+
+    def controller_of_target(self, target: int) -> int:
+        """Which controller serves ``target``.
+
+        ``shared`` controllers (a SAN array such as a DDN couplet) take LUNs alternately
+        (LUN i on controller i mod n); ``per-oss`` controllers are HBAs inside each server,
+        ``controller_count`` of them per server, taking that server's targets alternately.
+        """
+        if self.controller_attached == "per-oss":
+            server = self.server_of_target(target)
+            return server * self.controller_count + (target % self.targets_per_server) % self.controller_count
+        return target % self.controller_count
+
+    @property
+    def controller_total(self) -> int:
+        if self.controller is None:
+            return 0
+        return self.controller_count * (self.server_count if self.controller_attached == "per-oss" else 1)
+
+    def target_capacity_factor(self, target: int) -> float:
+        """Capacity left to ``target`` in the what-if failure state (1 when healthy)."""
+        if target not in self.failed_drive_targets:
+            return 1.0
+        return self.target.state_factor(self.target_state, self.rebuild_fraction)
+
+    @property
+    def excluded_targets(self) -> tuple[int, ...]:
+        """Targets no new file may use (none unless a model says so: a failed PanFS blade)."""
+        return ()
+
+    def incast_senders(self, targets: list[int]) -> int:
+        """How many senders answer one round of a read from ``targets`` at once (TCP
+        incast): by default a server answers for all its targets."""
+        return len({self.server_of_target(target) for target in targets})
+
+    def cached_read(self, total_bytes: float, direct: bool) -> bool:
+        """Whether a read of data written in the same run comes from the page cache: not
+        on a cluster file system, whose clients drop the pages of a file another client
+        opens (and the seeds' files outsize memory); a local file system keeps them."""
+        return False
+
+    def check_workload(self, workload: WorkloadSpec) -> None:
+        """Refuse a workload this file system cannot run (none by default)."""
+
+    # -- description ----------------------------------------------------------------------
+    def mechanisms_line(self) -> str:
+        """The ``describe`` line naming the mechanisms switched off."""
+        off = [name for name, on in self.mechanisms.items() if not on]
+        return f"  mechanisms off: {', '.join(off)}" if off else "  mechanisms: all on"

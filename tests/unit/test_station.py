@@ -1,0 +1,97 @@
+"""Request-level stations against hand timelines and queueing theory (M/M/c, Little's law)."""
+
+import math
+
+import numpy as np
+import pytest
+import simpy
+
+from simfs.engine.station import Station
+
+
+def erlang_c_wait(arrival_rate: float, service_rate: float, servers: int) -> float:
+    """Mean time in queue of an M/M/c queue (Erlang C)."""
+    load = arrival_rate / service_rate
+    rho = load / servers
+    top = load**servers / math.factorial(servers) / (1 - rho)
+    bottom = sum(load**k / math.factorial(k) for k in range(servers)) + top
+    return top / bottom / (servers * service_rate - arrival_rate)
+
+
+def test_hand_timeline_two_servers_fifo():
+    env = simpy.Environment()
+    station = Station(env, "s", servers=2)
+    finished = {}
+
+    def request(name, at, demand):
+        yield env.timeout(at)
+        done = yield station.serve(demand)
+        finished[name] = done
+
+    # a and b start at once; c waits for a (free at 3), d for b (free at 5).
+    for name, at, demand in (("a", 0, 3), ("b", 0, 5), ("c", 1, 4), ("d", 2, 1)):
+        env.process(request(name, at, demand))
+    env.run()
+    assert finished == {"a": 3, "b": 5, "c": 7, "d": 6}
+    assert station.completed == 4
+    assert station.wait_s == pytest.approx(2 + 3)
+    assert station.busy_s == pytest.approx(13)
+
+
+@pytest.mark.parametrize("servers, rho", [(1, 0.5), (1, 0.8), (4, 0.7), (16, 0.8)])
+def test_mm_c_waiting_time_and_littles_law(servers, rho):
+    env = simpy.Environment()
+    station = Station(env, "mm", servers=servers)
+    rng = np.random.default_rng(7)
+    service_rate = 1.0
+    arrival_rate = rho * servers * service_rate
+    count = 200_000
+    gaps = rng.exponential(1 / arrival_rate, count)
+    demands = rng.exponential(1 / service_rate, count)
+    sojourns = []
+
+    def source():
+        for gap, demand in zip(gaps, demands):
+            yield env.timeout(gap)
+            sojourns.append(station.reserve(demand) - env.now)
+
+    env.process(source())
+    env.run()
+    # Waits after a warm-up, in 40 batches: the batch means give the statistical error
+    # of the estimate (waits of neighbouring requests are correlated).
+    waits = (np.array(sojourns) - demands)[count // 10 :]
+    batches = waits[: len(waits) // 40 * 40].reshape(40, -1).mean(axis=1)
+    standard_error = batches.std(ddof=1) / math.sqrt(len(batches))
+    expected = erlang_c_wait(arrival_rate, service_rate, servers)
+    assert abs(waits.mean() - expected) < 4 * standard_error
+    assert standard_error < 0.08 * expected  # the check has power: the estimate is tight
+    # Little's law: the time-average number in the station is lambda x mean sojourn.
+    horizon = station.last_departure_s
+    measured_rate = count / horizon
+    assert station.mean_in_station(horizon) == pytest.approx(measured_rate * np.mean(sojourns), rel=1e-9)
+    assert station.utilisation(horizon) == pytest.approx(rho, rel=0.03)
+
+
+def test_queue_samples_count_requests_in_the_station():
+    env = simpy.Environment()
+    station = Station(env, "q", record=True)
+
+    def burst():
+        for _ in range(3):
+            station.serve(1.0)
+        yield env.timeout(2.5)
+        station.serve(1.0)
+
+    env.process(burst())
+    env.run()
+    assert station.queue_samples() == [(0, 1), (0, 2), (0, 3), (2.5, 2)]
+
+
+def test_bad_arguments_are_named():
+    env = simpy.Environment()
+    with pytest.raises(ValueError, match="servers"):
+        Station(env, "x", servers=0)
+    with pytest.raises(ValueError, match="demand_s"):
+        Station(env, "x").serve(-1.0)
+    with pytest.raises(RuntimeError, match="record=True"):
+        Station(env, "x").queue_samples()
