@@ -17,6 +17,10 @@ key                meaning                                                    de
                    ``background ...``)
 ``background_nodes``  client nodes of the background job (after ``nodes``)    0
 ``background_ppn`` processes per node of the background job                   1
+``mode``           how data phases run: ``auto`` (request level where writers auto
+                   of one file on several nodes contend for its locks, fluid
+                   elsewhere), ``fluid`` or ``request`` (every shared-file
+                   write at request level)
 =================  =========================================================  ==========
 
 A background job starts with the main one, on nodes ``nodes .. nodes +
@@ -42,7 +46,10 @@ EXPERIMENT_KEYS = (
     "background",
     "background_nodes",
     "background_ppn",
+    "mode",
 )
+#: Values of the ``mode`` setting.
+MODES = ("auto", "fluid", "request")
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,7 @@ class Experiment:
     background: str | None = None
     background_nodes: int = 0
     background_ppn: int = 1
+    mode: str = "auto"
 
     def __post_init__(self) -> None:
         for name, minimum in (("nodes", 1), ("ppn", 1), ("seed", 0), ("background_nodes", 0), ("background_ppn", 1)):
@@ -73,6 +81,8 @@ class Experiment:
             raise ExperimentError(f"stripe_offset: expected -1 or an OST index, got {self.stripe_offset!r}")
         if self.background is not None and (not isinstance(self.background, str) or not self.background.strip()):
             raise ExperimentError(f"background: expected a workload command line, got {self.background!r}")
+        if self.mode not in MODES:
+            raise ExperimentError(f"mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
         if self.background_nodes and self.background is None:
             raise ExperimentError("background_nodes: set background to the job's command line as well")
 
@@ -95,7 +105,7 @@ class Experiment:
                 )
             if value is None:
                 continue
-            if key == "background":
+            if key in ("background", "mode"):
                 values[key] = str(value)
             else:
                 values[key] = _size(key, value) if key == "stripe_size" else _integer(key, value)

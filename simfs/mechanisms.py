@@ -23,8 +23,9 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
                             before use (``simfs.hardware.controller``)
 ``md_raid_thread``          a software RAID-5/6 array's writes run in one kernel thread
                             (``ost.write_thread_Bps``, ``simfs.hardware.raid``)
-``extent_locks``            unaligned shared-file writes hand extent locks between nodes
-                            (``simfs.filesystems.lustre.locks``)
+``extent_locks``            writers of one shared file on several nodes take locks from the
+                            file system's lock manager, call each other's back and flush
+                            (request level: ``simfs.filesystems.core.locking``)
 ``tcp_incast``              reads from many servers at once over a TCP (Ethernet) client link
                             overflow the switch port and stall for RTO_min (``simfs.hardware.incast``)
 ``dirty_limit``             buffered writes run ahead of the network by the page cache's dirty
@@ -35,7 +36,7 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
                             ``max_read_ahead_bytes / readers on the node / RPC latency``
 ``rpc_window``              a client keeps at most ``max_rpcs_in_flight`` RPCs per OST in flight
 ``mds_directory_lock``      creates and removes in one shared directory serialise on its lock
-                            (``simfs.filesystems.lustre.system.MdsSpec``)
+                            (request level: ``simfs.filesystems.core.metadata``)
 ``fabric_oversubscription`` the switch core carries ports x port rate / blocking factor
 ``call_overhead``           every buffered read()/write() call costs ``client.call_overhead_s``
                             of the core beyond its copy (``simfs.hardware.client``)
@@ -61,7 +62,7 @@ MECHANISMS = {
     "controller_cache": "controller write-back cache: absorb at host speed, destage after",
     "controller_prefetch": "controller prefetch-cache thrash under many read streams",
     "md_raid_thread": "software RAID-5/6 writes limited by one md kernel thread per array",
-    "extent_locks": "shared-file (N-1) extent-lock hand-offs between writers",
+    "extent_locks": "shared-file (N-1) writes through the lock manager (request level: grants, callbacks, flushes)",
     "tcp_incast": "TCP incast: synchronized reads from many servers over Ethernet",
     "dirty_limit": "page-cache dirty limit and background write-back",
     "oss_threads": "OSS bulk-RPC service threads (a pool; the rest queue)",

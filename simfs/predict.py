@@ -35,7 +35,7 @@ from simfs.filesystems import FileSystem, system_from_profile
 from simfs.systems.profile import Profile
 from simfs.workloads import parse_workload
 
-SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++", "obdfilter-survey", "access-class"}
+SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++", "obdfilter-survey", "access-class", "benchio"}
 SIMULATED_METRICS = {
     "agg_bw": "agg_bw_Bps",
     "per_node_bw": "per_node_bw_Bps",

@@ -13,7 +13,7 @@ from different tools can be compared on one footing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,11 @@ class Result:
     solves: int = 0
     #: The concurrent background job (``Experiment.background``), phases labelled ``background ...``.
     background_workload: WorkloadSpec | None = None
+    #: Phases ``(iteration, label)`` whose data moved at request level (the others: fluid).
+    phase_modes: dict[tuple[int, str], str] = field(default_factory=dict)
+    #: With ``record_timeline``: per request-level queue (``"mds.dir-lock"``), the
+    #: ``(time, requests in it)`` seen by every arrival.
+    request_queues: dict[str, list[tuple[float, int]]] | None = None
 
     def run_columns(self) -> dict[str, Any]:
         """Columns that identify the run in every table."""
@@ -144,6 +149,8 @@ class Result:
                     "max_rank_bw_Bps": float(rank_bw.max()),
                     "bottleneck": limiter,
                     "bottleneck_share": share,
+                    # Metadata phases are requests; data phases fluid unless they contended.
+                    "mode": "request" if records[0].ops or (iteration, phase) in self.phase_modes else "fluid",
                 }
             )
         return rows

@@ -25,11 +25,10 @@ from simfs.engine import READ, WRITE, FluidNetwork
 from simfs.engine.barrier import Barrier
 from simfs.errors import ExperimentError, WorkloadError
 from simfs.experiment import Experiment
-from simfs.filesystems.core import FileSystem, FileSystemInstance, Layout, segmented_stripe_bytes, stripe_bytes
-from simfs.filesystems.lustre.locks import conflict_probability
+from simfs.filesystems.core import FileSystem, FileSystemInstance, Layout
 from simfs.results import PhaseAttribution, RankRecord, Result
 from simfs.workloads import parse_workload
-from simfs.workloads.spec import PhaseSpec, WorkloadSpec
+from simfs.workloads.spec import PhaseSpec, WorkloadSpec, transfer_offsets
 
 
 def run(
@@ -67,7 +66,9 @@ def run(
 
     env = simpy.Environment()
     network = FluidNetwork(env, record_timeline=record_timeline)
-    fs = FileSystemInstance(system, network, all_nodes, np.random.default_rng(experiment.seed), stripe_offset)
+    fs = FileSystemInstance(
+        system, network, all_nodes, np.random.default_rng(experiment.seed), stripe_offset, record_queues=record_timeline
+    )
     program = _Program(env, network, fs, workload, experiment, stripe_count, stripe_size)
     programs = [program]
     if background:
@@ -97,7 +98,10 @@ def run(
         stripe_size_bytes=stripe_size,
         rank_records=[record for each in programs for record in each.records],
         background_workload=background,
-        attribution=_attribution(network),
+        attribution=_attribution(
+            network, {**fs.metadata.seconds, **(fs.request_io.seconds if fs.request_io_built else {})}
+        ),
+        phase_modes={key: mode for each in programs for key, mode in each.modes.items()},
         timeline=network.timeline() if record_timeline else None,
         resource_usage=pd.DataFrame(
             {
@@ -105,10 +109,13 @@ def run(
                 "kind": [r.kind for r in network.resources],
                 "unit": [r.unit for r in network.resources],
                 "capacity_per_s": [r.capacity for r in network.resources],
-                "served": network.stats.served,
+                "served": network.served_work(),
             }
         ),
         solves=network.stats.solves,
+        request_queues={f"{system.NAMES['metadata']}.dir-lock": fs.metadata.queue_samples()}
+        if record_timeline
+        else None,
     )
 
 
@@ -142,7 +149,11 @@ class _Program:
         self.existing: dict[str, Layout] = {}  # files a read-only workload finds in place
         self.records: list[RankRecord] = []
         self.writers: dict[tuple[int, str], dict[int, int]] = {}
-        self.metadata_tag = network.tag("metadata")
+        #: Collective phases in progress: (done event, aggregators still writing).
+        self.collectives: dict[tuple[int, str], list] = {}
+        #: Phases (iteration, label) whose data ran at request level.
+        self.modes: dict[tuple[int, str], str] = {}
+        self.draining: set[tuple[int, tuple]] = set()
 
     def rank(self, rank: int):
         for iteration in range(self.workload.iterations):
@@ -166,18 +177,37 @@ class _Program:
         open_time = self.env.now
         data_op = "write" if phase.op == "rewrite" else phase.op  # rewrite's read half is added below
 
+        directory = self._directory(iteration, phase, node)
         if phase.op == "write" or (phase.op == "rewrite" and (iteration, file_key) not in self.layouts):
             creates = (iteration, file_key) not in self.layouts
             if creates:
                 self.layouts[(iteration, file_key)] = self.fs.allocate(self.stripe_count, self.stripe_size)
-            yield self.fs.metadata(
-                "create" if creates else "open", self.metadata_tag, shared_directory=phase.shared_directory
+            yield from self.fs.metadata.request(
+                node,
+                "create" if creates else "open",
+                _OPEN_CLOSE_TAG,
+                directory=directory,
+                shared_directory=phase.shared_directory,
             )
         else:
-            yield self.fs.metadata("open", self.metadata_tag)
+            yield from self.fs.metadata.request(node, "open", _OPEN_CLOSE_TAG, directory=directory)
         if self.workload.intra_phase_barriers:
             yield self.barrier.wait()
         layout = self._layout(iteration, file_key)
+        if phase.op == "write" and phase.collective:
+            yield from self._collective_write(rank, node, iteration, phase, layout)
+            if self.workload.intra_phase_barriers:
+                yield self.barrier.wait()
+            yield from self.fs.metadata.request(node, "close", _OPEN_CLOSE_TAG, directory=directory)
+            self._record(iteration, phase, rank, node, open_time)
+            return
+        if phase.op == "write" and self._request_mode(phase):
+            written = yield from self._request_write(node, iteration, phase, layout, file_key, owner)
+            if self.workload.intra_phase_barriers:
+                yield self.barrier.wait()
+            yield from self.fs.metadata.request(node, "close", _OPEN_CLOSE_TAG, directory=directory)
+            self._record(iteration, phase, rank, node, open_time, size=written)
+            return
         share = self._stripe_share(phase, owner, layout)
         cap = self.fs.rate_cap(
             layout,
@@ -191,12 +221,6 @@ class _Program:
         tag = self.network.tag(f"{iteration}/{phase.label}/{cap.reason}")
         size = float(phase.bytes_per_rank)
         request = self.fs.request_bytes(layout, phase.transfer_size_bytes if phase.direct else None)
-        handoffs = 0.0
-        if phase.shared_file and phase.op == "write" and self.fs.system.mechanisms["extent_locks"]:
-            conflict = conflict_probability(
-                self.experiment.nodes, phase.transfer_size_bytes, phase.block_size_bytes, layout.stripe_size_bytes
-            )
-            handoffs = conflict / phase.transfer_size_bytes
         full_path = self.fs.data_path(
             node,
             layout,
@@ -204,11 +228,17 @@ class _Program:
             data_op,
             copy=not phase.direct,
             request_bytes=request,
-            lock_handoffs_per_byte=handoffs,
             call_bytes=phase.transfer_size_bytes,
             **self._shared_read_fractions(phase),
         )
 
+        if phase.stonewall_s:
+            moved = yield from self._stonewalled(phase, size, full_path, cap.rate_Bps, tag)
+            if self.workload.intra_phase_barriers:
+                yield self.barrier.wait()
+            yield from self.fs.metadata.request(node, "close", _OPEN_CLOSE_TAG, directory=directory)
+            self._record(iteration, phase, rank, node, open_time, size=moved)
+            return
         if phase.op == "read":
             stall = self._readahead_restart_s(phase)
             if stall > 0:
@@ -236,11 +266,103 @@ class _Program:
                 ]
             )
         else:
-            yield from self._write(node, layout, share, phase, iteration, size, full_path, cap.rate_Bps, tag, handoffs)
+            yield from self._write(node, layout, share, phase, iteration, size, full_path, cap.rate_Bps, tag)
         if self.workload.intra_phase_barriers:
             yield self.barrier.wait()
-        yield self.fs.metadata("close", self.metadata_tag)
+        yield from self.fs.metadata.request(node, "close", _OPEN_CLOSE_TAG, directory=directory)
         self._record(iteration, phase, rank, node, open_time)
+
+    # -- MPI-IO collective buffering ---------------------------------------------------------
+    def _collective_write(self, rank: int, node: int, iteration: int, phase: PhaseSpec, layout: Layout):
+        """A collective write (two-phase I/O): the first rank of each of the first
+        ``aggregators`` nodes gathers a file domain from every node over the network and
+        writes it, whole stripes of its own stripe objects (ROMIO assigns stripe ``s`` to
+        aggregator ``s mod aggregators``); every rank returns when all domains are written.
+
+        The exchange and the writes of an aggregator are taken one after the other (ROMIO's
+        blocking two-phase cycles); the overlap of one cycle's write-back with the next
+        cycle's exchange, and per-message costs of the exchange, are not modelled."""
+        ppn, nodes = self.experiment.ppn, self.experiment.nodes
+        key = (iteration, phase.label)
+        aggregators = self.fs.system.collective_aggregators(nodes, layout.stripe_count)
+        if key not in self.collectives:
+            self.collectives[key] = [self.env.event(), aggregators]
+        state = self.collectives[key]
+        local = rank % ppn
+        if local == 0 and rank // ppn < aggregators:
+            index = rank // ppn
+            domain = phase.bytes_per_rank * self.experiment.ranks / aggregators
+            tag = self.network.tag(f"{iteration}/{phase.label}/collective-exchange")
+            if nodes > 1:
+                senders = [c for c in range(nodes) if c != rank // ppn]
+                path = [(self.fs.clients[node].nic_rx, 1.0)]
+                path += [(self.fs.clients[sender + self.node_offset].nic_tx, 1.0 / len(senders)) for sender in senders]
+                yield self.network.transfer(domain * (nodes - 1) / nodes, path, tag=tag)
+            share = np.array([1.0 if k % aggregators == index else 0.0 for k in range(layout.stripe_count)])
+            share /= share.sum()
+            buffer = COLLECTIVE_BUFFER_BYTES
+            cap = self.fs.rate_cap(
+                layout, share, "write", direct=False, transfer_size_bytes=buffer, readers_on_node=1, node=node
+            )
+            write_tag = self.network.tag(f"{iteration}/{phase.label}/{cap.reason}")
+            path = self.fs.data_path(
+                node, layout, share, "write", copy=True, request_bytes=self.fs.request_bytes(layout), call_bytes=buffer
+            )
+            yield from self._write(node, layout, share, phase, iteration, domain, path, cap.rate_Bps, write_tag)
+            state[1] -= 1
+            if state[1] == 0:
+                state[0].succeed()
+        yield state[0]
+
+    # -- request level: writers that contend for locks ------------------------------------
+    def _request_mode(self, phase: PhaseSpec) -> bool:
+        """Whether a write phase runs at request level: writes to one shared file from
+        several nodes (whose locks conflict), with a lock manager and its mechanism on;
+        the experiment's ``mode`` can force either level."""
+        mode = self.experiment.mode
+        if mode == "fluid" or not phase.shared_file or phase.same_data:
+            return False
+        if self.fs.system.lock_policy() is None or not self.fs.system.mechanisms["extent_locks"]:
+            return False
+        return mode == "request" or self.experiment.nodes > 1
+
+    def _request_write(self, node: int, iteration: int, phase: PhaseSpec, layout: Layout, file_key: str, owner: int):
+        """A rank's write calls one by one through the request-level path; returns the
+        bytes written (fewer than the phase's if it stops at a stonewall deadline)."""
+        io = self.fs.request_io
+        file_id = (self.rank_offset, iteration, file_key)
+        io.open_file(file_id, layout)
+        label = f"{iteration}/{phase.label}"
+        self.modes[(iteration, phase.label)] = "request"
+        _, offsets = transfer_offsets(phase, owner, self.experiment.ranks, iteration)
+        transfer = phase.transfer_size_bytes
+        deadline = self.env.now + phase.stonewall_s if phase.stonewall_s else float("inf")
+        written = 0
+        for offset in offsets:
+            if self.env.now >= deadline:
+                break
+            yield from io.write(node, file_id, offset, transfer, label, call_bytes=transfer)
+            written += transfer
+        if phase.fsync:
+            yield from io.fsync(node, file_id, label)
+        elif (node, file_id) not in self.draining:
+            self.draining.add((node, file_id))
+            io.drain(node, file_id)
+        return written
+
+    def _stonewalled(self, phase: PhaseSpec, size: float, path, rate_cap: float, tag: int):
+        """A data phase cut at its stonewall deadline (IOR ``-D``): the rank's bytes move as
+        one flow through the whole path (the page cache's head start is left out: a
+        deadline phase runs long enough for the steady rate to dominate) until they are
+        done or the deadline comes; returns the bytes of the whole transfers moved."""
+        kind = READ if phase.op == "read" else WRITE
+        flow = self.network.transfer(size, path, rate_cap=rate_cap, tag=tag, kind=kind)
+        deadline = self.env.timeout(phase.stonewall_s)
+        yield flow | deadline
+        if flow.triggered:
+            return int(size)
+        moved = self.network.stop(flow)
+        return int(moved // phase.transfer_size_bytes) * phase.transfer_size_bytes
 
     def _server_phase(self, rank: int, iteration: int, phase: PhaseSpec):
         """obdfilter-survey: object ``rank`` on OST ``rank mod osts`` of the first OSS,
@@ -261,13 +383,28 @@ class _Program:
     def _metadata_phase(self, rank: int, iteration: int, phase: PhaseSpec):
         """An mdtest phase: ``items_per_rank`` operations one after another, and the
         items' data (``-w`` on create, ``-e`` on read) through a one-stripe file path."""
-        node = rank // self.experiment.ppn + self.node_offset
+        ppn, ranks = self.experiment.ppn, self.experiment.ranks
+        node = rank // ppn + self.node_offset
         start = self.env.now
-        mds_ops = {"create": "create+close", "stat": "stat", "read": "open+close", "remove": "remove"}[phase.op]
-        if " dir " in f" {phase.label} " and phase.op == "create":
-            mds_ops = "create"  # mkdir: no open handle to close
-        tag = self.network.tag(f"{iteration}/{phase.label}/metadata-latency")
-        yield self.fs.metadata(mds_ops, tag, items=phase.items_per_rank, shared_directory=phase.shared_directory)
+        is_dir = " dir " in f" {phase.label} "
+        ops = {
+            "create": ("mkdir",) if is_dir else ("create", "close"),  # mkdir: no open handle to close
+            "stat": ("stat",),
+            "read": ("open", "close"),
+            "remove": ("rmdir",) if is_dir else ("remove",),
+        }[phase.op]
+        # mdtest -N: the items of the rank that many ranks on (created on its node).
+        owner = phase.data_owner(rank, ppn, ranks)
+        directory = ("mdtest", iteration, "shared" if phase.shared_directory else owner, self.rank_offset)
+        yield from self.fs.metadata.operate(
+            node,
+            ops,
+            phase.items_per_rank,
+            f"{iteration}/{phase.label}",
+            directory=directory,
+            shared_directory=phase.shared_directory,
+            owner_node=owner // ppn + self.node_offset,
+        )
         if phase.bytes_per_rank:
             op = "write" if phase.op == "create" else "read"
             key = (iteration, f"mdtest-{rank}")
@@ -291,7 +428,16 @@ class _Program:
             )
         self._record(iteration, phase, rank, node, start, ops=phase.items_per_rank)
 
-    def _record(self, iteration: int, phase: PhaseSpec, rank: int, node: int, start: float, ops: int = 0) -> None:
+    def _record(
+        self,
+        iteration: int,
+        phase: PhaseSpec,
+        rank: int,
+        node: int,
+        start: float,
+        ops: int = 0,
+        size: int | None = None,
+    ) -> None:
         """The rank's record of a phase that ends now (ranks numbered across both jobs)."""
         self.records.append(
             RankRecord(
@@ -300,14 +446,14 @@ class _Program:
                 phase.op,
                 rank + self.rank_offset,
                 node,
-                phase.bytes_per_rank,
+                phase.bytes_per_rank if size is None else size,
                 start,
                 self.env.now,
                 ops=ops,
             )
         )
 
-    def _write(self, node, layout, share, phase, iteration, size, full_path, rate_cap, tag, handoffs):
+    def _write(self, node, layout, share, phase, iteration, size, full_path, rate_cap, tag):
         """A write through two buffers: the page cache (dirty limit) and the controllers'
         write-back caches.
 
@@ -339,14 +485,11 @@ class _Program:
                 "write",
                 copy=buffered,
                 disk=False,
-                lock_handoffs_per_byte=handoffs,
                 call_bytes=phase.transfer_size_bytes,
             )
             yield self.network.transfer(front, into_cache, rate_cap=rate_cap, tag=tag, kind=WRITE)
         if dirty > 0:
-            writeback = self.env.process(
-                self._writeback(node, layout, share, phase, iteration, dirty, absorbed, handoffs)
-            )
+            writeback = self.env.process(self._writeback(node, layout, share, phase, iteration, dirty, absorbed))
             copy_path = fs.data_path(
                 node, layout, share, "write", copy=True, network=False, disk=False, call_bytes=phase.transfer_size_bytes
             )
@@ -355,21 +498,21 @@ class _Program:
             if phase.fsync:
                 yield writeback
 
-    def _writeback(self, node, layout, share, phase, iteration, dirty, absorbed, handoffs):
+    def _writeback(self, node, layout, share, phase, iteration, dirty, absorbed):
         """The page cache's write-back of ``dirty`` bytes, the last ``absorbed`` of which
         land in the controllers' write-back caches."""
         fs = self.fs
         window = fs.rpc_window_Bps(share)
         tag = self.network.tag(f"{iteration}/{phase.label}/rpc-window")
         if dirty > absorbed:
-            path = fs.data_path(node, layout, share, "write", copy=False, lock_handoffs_per_byte=handoffs)
+            path = fs.data_path(node, layout, share, "write", copy=False)
             yield self.network.transfer(dirty - absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
         if absorbed > 0:
             drives = fs.data_path(node, layout, share, "write", copy=False, network=False)
             self.network.transfer(
                 absorbed, drives, tag=self.network.tag(f"{iteration}/{phase.label}/destage"), kind=WRITE
             )
-            path = fs.data_path(node, layout, share, "write", copy=False, disk=False, lock_handoffs_per_byte=handoffs)
+            path = fs.data_path(node, layout, share, "write", copy=False, disk=False)
             yield self.network.transfer(absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
 
     def _writers_per_controller(self, iteration: int, phase: PhaseSpec) -> dict[int, int]:
@@ -384,6 +527,13 @@ class _Program:
                     counts[controller] += 1
             self.writers[key] = dict(counts)
         return self.writers[key]
+
+    def _directory(self, iteration: int, phase: PhaseSpec, node: int) -> tuple:
+        """The directory a data phase's file lives in: one shared by every rank (IOR puts
+        its files in one), or one per node (the seed's dd runs made one per node)."""
+        if phase.shared_directory or phase.shared_file:
+            return ("files", iteration, self.rank_offset)
+        return ("node", node)
 
     def _layout(self, iteration: int, file_key: str) -> Layout:
         if (iteration, file_key) in self.layouts:
@@ -425,13 +575,12 @@ class _Program:
 
     def _stripe_share(self, phase: PhaseSpec, owner: int, layout: Layout) -> np.ndarray:
         """Fraction of the rank's bytes in each stripe object of ``layout``."""
-        count, size = layout.stripe_count, layout.stripe_size_bytes
         if phase.shared_file and not phase.same_data:
             block = phase.block_size_bytes
             stride = block * self.experiment.ranks
-            per_stripe = segmented_stripe_bytes(owner * block, block, stride, phase.segment_count, size, count)
+            per_stripe = layout.segmented_bytes_per_object(owner * block, block, stride, phase.segment_count)
         else:
-            per_stripe = stripe_bytes(0, phase.bytes_per_rank, size, count)
+            per_stripe = layout.bytes_per_object(0, phase.bytes_per_rank)
         return per_stripe / per_stripe.sum()
 
 
@@ -442,11 +591,6 @@ def _check_simulable(workload: WorkloadSpec) -> None:
             raise WorkloadError(
                 f"{workload.tool} -z: random offsets within a file are not modelled by the simulator "
                 "(run them with simfs measure)"
-            )
-        if phase.stonewall_s:
-            raise WorkloadError(
-                f"{workload.tool} -D: a phase cut at a deadline is not modelled by the simulator "
-                "(run it with simfs measure)"
             )
 
 
@@ -463,6 +607,10 @@ def _survey_experiment(system: FileSystem, workload: WorkloadSpec, experiment: E
 
 
 BACKGROUND_PREFIX = "background "
+#: ROMIO's collective buffer (``cb_buffer_size``, 16 MiB): what an aggregator writes per call.
+COLLECTIVE_BUFFER_BYTES = 16 << 20
+#: The request statistics tag of the opens and closes around data phases (not attributed).
+_OPEN_CLOSE_TAG = "metadata"
 
 
 def _background_workload(experiment: Experiment) -> WorkloadSpec | None:
@@ -477,13 +625,20 @@ def _background_workload(experiment: Experiment) -> WorkloadSpec | None:
     return replace(spec, phases=phases)
 
 
-def _attribution(network: FluidNetwork) -> list[PhaseAttribution]:
-    """Flow-seconds per (iteration, phase) spent limited by each kind of resource or cap."""
+def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, float]]) -> list[PhaseAttribution]:
+    """Flow-seconds per (iteration, phase) spent limited by each kind of resource or cap,
+    and the seconds its requests spent in each part of the request-level models."""
     kinds = [r.kind for r in network.resources]
     moved: dict[tuple[int, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for label, tag in network.tags.items():
-        if label == "metadata":
+    for label, seconds in request_seconds.items():
+        if label == _OPEN_CLOSE_TAG:
             continue
+        iteration, phase = label.split("/", 1)
+        bucket = moved[(int(iteration), phase)]
+        for kind, value in seconds.items():
+            if value > 0:
+                bucket[kind] += value
+    for label, tag in network.tags.items():
         iteration, phase, cap_reason = label.split("/", 2)
         work = network.stats.limited_time[tag]
         bucket = moved[(int(iteration), phase)]

@@ -43,9 +43,17 @@ def test_python_examples_run(page, tmp_path, monkeypatch):
 
 
 COMMANDS = [(page, line) for page in PAGES for line in simfs_lines(page)]
+#: Examples that run the whole validation or a calibration: minutes each, so they run in
+#: the slow suite (``pytest -m slow``, which .ci/run runs too), not the default one.
+SLOW = ("simfs validate validation/", "simfs calibrate ")
 
 
-@pytest.mark.parametrize("page, line", COMMANDS, ids=[f"{p.name}:{line[:60]}" for p, line in COMMANDS])
+def _marked(page: Path, line: str):
+    marks = [pytest.mark.slow] if line.startswith(SLOW) else []
+    return pytest.param(page, line, marks=marks, id=f"{page.name}:{line[:60]}")
+
+
+@pytest.mark.parametrize("page, line", [_marked(page, line) for page, line in COMMANDS])
 def test_console_examples_run(page, line, tmp_path, monkeypatch, capsys):
     in_scratch(tmp_path, monkeypatch)
     argv = shlex.split(line)[1:]

@@ -127,6 +127,11 @@ class FluidNetwork:
         for tag in self.stats.limited_time:
             self.stats.limited_time[tag] = np.zeros(count + 1)
 
+    def served_work(self) -> np.ndarray:
+        """Work served per resource so far (units), in resource index order."""
+        self._ensure_resource_arrays()
+        return self.stats.served
+
     def add_all(self, resources: Iterable[Resource]) -> None:
         for resource in resources:
             self.add(resource)
@@ -170,6 +175,30 @@ class FluidNetwork:
         self._pending.append(flow)
         self._request_solve()
         return flow
+
+    def stop(self, flow: Flow) -> float:
+        """End ``flow`` now, however much it has left (a phase cut at a stonewall deadline);
+        return the work it moved.  Its event is not triggered: the caller has moved on."""
+        self._advance()
+        if flow in self._pending:
+            self._pending.remove(flow)
+            moved = 0.0
+        elif flow.slot >= 0:
+            moved = flow.work - float(self._remaining[flow.slot])
+            keep = np.ones(len(self._flows), dtype=bool)
+            keep[flow.slot] = False
+            self._flows = [f for f, k in zip(self._flows, keep) if k]
+            for slot, other in enumerate(self._flows):
+                other.slot = slot
+            for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share"):
+                setattr(self, name, getattr(self, name)[keep])
+            self._cached_matrix = None
+            flow.slot = -1
+            self._request_solve()
+        else:
+            return flow.work  # already complete
+        flow.end_time = self.env.now
+        return moved
 
     def set_capacity(self, resource: Resource, capacity: float) -> None:
         """Change a resource's nominal capacity from now on (failure, rebuild, drain)."""

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simfs.errors import ProfileError
+from simfs.filesystems.core.locking import LockPolicy
 from simfs.filesystems.core.readers import (
     core_fields,
     drive_name,
@@ -96,6 +97,12 @@ class CxfsSystem(FileSystem):
     #: The XVM volume the runs use, and the nominal FC port rate the seed quotes.
     volume: str = ""
     nominal_port_Bps: float = 0.0
+
+    def lock_policy(self) -> LockPolicy:
+        """A file's write token from the metadata server: one writing client at a time."""
+        return LockPolicy(
+            "cxfs-token", per_object=False, unit_bytes=0, grow=False, service_s=self.metadata.demand_s("open")
+        )
 
     def client_of(self, node: int) -> ClientSpec:
         return self.partitions[node]
@@ -164,7 +171,9 @@ class CxfsSystem(FileSystem):
         system = cls(
             **shared_fields(profile, client_count=len(partitions)),
             client=partitions[0],
-            metadata=metadata_spec(profile, "mds"),
+            # CXFS tokens: a directory update revokes the lookup tokens other clients hold on it
+            # (Shepard and Epe 2004, "token" protocol of the metadata server).
+            metadata=metadata_spec(profile, "mds", lookup_callbacks=True),
             server=pair,
             server_count=pairs,
             targets_per_server=luns_per_pair,

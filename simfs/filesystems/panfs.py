@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simfs.errors import ProfileError
+from simfs.filesystems.core.locking import LockPolicy
 from simfs.filesystems.core.readers import (
     client_spec,
     drive_name,
@@ -79,6 +80,22 @@ class PanfsSystem(FileSystem):
     rebuilding: bool = False
     #: Components of one parity stripe, parity included (RAID-5: width - 1 data units).
     raid_width: int = 10
+
+    def lock_policy(self) -> LockPolicy:
+        """Parity-stripe locks from the file's metadata manager: clients compute parity,
+        so two clients must not update one parity stripe at once (Welch et al. 2008;
+        Bent et al. 2009: small strided writes within a parity stripe serialise)."""
+        return LockPolicy(
+            "panfs-parity-stripe",
+            per_object=False,
+            unit_bytes=self.io.stripe_size_bytes * (self.raid_width - 1),
+            grow=False,
+            service_s=self.metadata.demand_s("open"),
+        )
+
+    @property
+    def client_parity_width(self) -> int:
+        return self.raid_width
 
     @property
     def excluded_targets(self) -> tuple[int, ...]:

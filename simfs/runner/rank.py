@@ -38,7 +38,7 @@ from typing import Any
 
 from simfs.runner.comm import RunAborted
 from simfs.runner.records import RankPhase
-from simfs.workloads.spec import PhaseSpec, WorkloadSpec
+from simfs.workloads.spec import PhaseSpec, WorkloadSpec, transfer_offsets
 
 #: Transfers between two looks at the stop flag (a look costs about a microsecond).
 _STOP_CHECK_EVERY = 16
@@ -315,12 +315,17 @@ class _RankProgram:
     # -- metadata phases (mdtest) -----------------------------------------------------
     def _item_directory(self, iteration: int, phase: PhaseSpec) -> Path:
         base = self.run_dir / f"mdtest.{iteration}"
-        return base / "shared" if phase.shared_directory else base / f"rank.{self.rank}"
+        return base / "shared" if phase.shared_directory else base / f"rank.{self._item_owner(phase)}"
+
+    def _item_owner(self, phase: PhaseSpec) -> int:
+        """The rank whose items this rank works on (itself, or ``-N`` ranks on)."""
+        return phase.data_owner(self.rank, self.plan.ppn, self.plan.ranks)
 
     def _item_paths(self, iteration: int, phase: PhaseSpec) -> list[Path]:
         directory = self._item_directory(iteration, phase)
         kind = _item_kind(phase)
-        return [directory / f"{kind}.mdtest.{self.rank}.{index}" for index in range(phase.items_per_rank)]
+        owner = self._item_owner(phase)
+        return [directory / f"{kind}.mdtest.{owner}.{index}" for index in range(phase.items_per_rank)]
 
     def _metadata_phase(self, iteration: int, phase: PhaseSpec, record: RankPhase) -> None:
         paths = self._item_paths(iteration, phase)
@@ -343,37 +348,6 @@ class _RankProgram:
         record.xfer_end = record.close_start = record.close_end = self._now()
         record.ops = done
         record.bytes = done * len(data)
-
-
-def transfer_offsets(phase: PhaseSpec, owner: int, ranks: int, iteration: int) -> tuple[int, Iterator[int]]:
-    """How many transfers a rank makes in a phase, and their file offsets in the order it
-    issues them, generated as it goes: a list would hold ~36 bytes per transfer (10 GB for
-    a 1 TiB block in 4 KiB transfers), and a generator costs a few tens of nanoseconds per
-    transfer where computing each offset from its index costs ~0.3 us.  IOR's layout:
-    segment ``s`` of rank ``r``'s data starts at ``(s * ranks + r) * block`` in a shared
-    file, at ``s * block`` in its own file; with random offsets (``-z``) the transfers are
-    permuted, the same way on every run."""
-    block, transfer = phase.block_size_bytes, phase.transfer_size_bytes
-    per_block = max(block // transfer, 1)
-    first = owner * block if phase.shared_file else 0
-    stride = ranks * block if phase.shared_file else block
-    count = phase.segment_count * per_block
-
-    def in_order() -> Iterator[int]:
-        for segment in range(phase.segment_count):
-            start = first + segment * stride
-            yield from range(start, start + per_block * transfer, transfer)
-
-    def shuffled() -> Iterator[int]:
-        import numpy as np
-
-        order = np.random.default_rng((iteration, owner)).permutation(count)
-        for chunk in range(0, count, 65536):
-            for index in order[chunk : chunk + 65536].tolist():
-                segment, within = divmod(index, per_block)
-                yield first + segment * stride + within * transfer
-
-    return count, shuffled() if phase.random_offsets else in_order()
 
 
 def ior_file_name(spec: WorkloadSpec) -> str:

@@ -57,6 +57,11 @@ def plan_workload(command: str) -> WorkloadSpec:
         raise WorkloadError(
             f"simfs measure: {spec.tool} is not run live (the runner runs {', '.join(RUNNABLE)}); simulate it instead"
         )
+    if spec.options.get("api", "POSIX") != "POSIX":
+        raise WorkloadError(
+            f"simfs measure: {spec.tool} -a {spec.options['api']}: the runner does POSIX I/O only; "
+            "run the MPI-IO workload with the real tool, or simulate it"
+        )
     for phase in spec.phases:
         if phase.direct and phase.transfer_size_bytes % _DIRECT_ALIGNMENT:
             raise WorkloadError(

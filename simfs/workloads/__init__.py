@@ -1,5 +1,5 @@
-"""Workloads: command-line parsers (dd, IOR, mdtest, bonnie++, obdfilter-survey, the seed
-001 access classes) producing one shared WorkloadSpec."""
+"""Workloads: command-line parsers (dd, IOR, mdtest, bonnie++, obdfilter-survey, benchio,
+the seed 001 access classes) producing one shared WorkloadSpec."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import shlex
 
 from simfs.errors import WorkloadError
 from simfs.workloads.access_class import parse_access_class
+from simfs.workloads.benchio import parse_benchio
 from simfs.workloads.bonnie import parse_bonnie
 from simfs.workloads.dd import parse_dd
 from simfs.workloads.ior import parse_ior
@@ -21,6 +22,8 @@ _PARSERS = {
     "bonnie++": parse_bonnie,
     "obdfilter-survey": parse_obdfilter,
     "access-class": parse_access_class,
+    "benchio": parse_benchio,
+    "benchio.x": parse_benchio,
 }
 
 
@@ -51,6 +54,7 @@ __all__ = [
     "PhaseSpec",
     "WorkloadSpec",
     "parse_access_class",
+    "parse_benchio",
     "parse_bonnie",
     "parse_dd",
     "parse_ior",

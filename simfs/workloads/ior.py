@@ -3,7 +3,9 @@
 Supported options (IOR 3.x names, ``ior -h``):
 
 =====================  =================================================================
-``-a POSIX``           API; only POSIX is modelled
+``-a POSIX|MPIIO``     API; MPI-IO independent writes move the same bytes as POSIX ones
+``-c``                 collective MPI-IO (with ``-a MPIIO``): two-phase I/O through
+                       aggregators (simfs.simulation; the runner runs POSIX only)
 ``-F``                 file per process (default: one shared file)
 ``-t SIZE``            transfer size per call (default 256k)
 ``-b SIZE``            block size: contiguous bytes per rank per segment (default 1m)
@@ -38,7 +40,7 @@ from simfs.errors import WorkloadError
 from simfs.workloads.options import parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
-_FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "-g", "-z", "--posix.odirect"}
+_FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "-g", "-z", "-c", "--posix.odirect"}
 _VALUED = {"-a", "-t", "-b", "-s", "-i", "-o", "-O", "-Q", "-D"}
 _VERBOSITY = {"-v", "-vv", "-vvv", "-vvvv"}
 # -O options that only change what IOR prints, not what it does; and the one that does.
@@ -70,9 +72,13 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         "ior", args, _FLAGS, _VALUED, ignored=_VERBOSITY, check_value=check_value, unknown=unknown
     )
 
-    api = values.get("-a", "POSIX")
-    if api.upper() != "POSIX":
-        raise WorkloadError(f"ior: -a {api}: only the POSIX API is modelled")
+    api = values.get("-a", "POSIX").upper()
+    if api not in ("POSIX", "MPIIO"):
+        raise WorkloadError(f"ior: -a {values['-a']}: only the POSIX and MPIIO APIs are modelled")
+    if "-c" in flags and api != "MPIIO":
+        raise WorkloadError("ior: -c (collective I/O) needs -a MPIIO")
+    if "-c" in flags and "-F" in flags:
+        raise WorkloadError("ior: -c (collective I/O) applies to one shared file: drop -F")
     transfer = _size(values, "-t", "256k")
     block = _size(values, "-b", "1m")
     segments = _count(values, "-s", "1")
@@ -101,6 +107,7 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         random_offsets="-z" in flags,
         stonewall_s=stonewall_s,
         wear_out=wear_out,
+        collective="-c" in flags,
     )
     phases = []
     if do_write:

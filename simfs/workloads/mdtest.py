@@ -10,6 +10,10 @@ Supported options (mdtest 3.x/4.x names, ``mdtest -h``):
 ``-u``                 a unique working directory per rank (default: all ranks share one)
 ``-w BYTES``           bytes written into each file on create
 ``-e BYTES``           bytes read from each file in the read phase
+``-N STRIDE``           stat the items of the rank ``STRIDE`` ranks on, read those
+                       ``2 x STRIDE`` on and remove those ``3 x STRIDE`` on (mdtest.c's
+                       ``stat_name``, ``read_name``, ``rm_name``; ``-N`` = processes per
+                       node: another node's items, which no client serves from its cache)
 ``-i N``               iterations
 ``-d PATH``            test directory (used by the runner; ignored by the simulator)
 ``-v``, ``-vv``, ...   verbosity: no effect
@@ -27,8 +31,10 @@ from simfs.workloads.options import parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-F", "-D", "-C", "-T", "-E", "-r", "-u"}
-_VALUED = {"-n", "-w", "-e", "-i", "-d"}
+_VALUED = {"-n", "-w", "-e", "-i", "-d", "-N"}
 _VERBOSITY = {"-v", "-vv", "-vvv"}
+#: mdtest -N: how many strides on a phase's items belong to (mdtest.c).
+_STRIDE_STEPS = {"create": 0, "stat": 1, "read": 2, "remove": 3}
 
 
 def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
@@ -36,6 +42,9 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
     if "-n" not in values:
         raise WorkloadError("mdtest: -n ITEMS is required (items per rank)")
     items = _count(values, "-n")
+    stride = 0
+    if values.get("-N", "0") != "0":  # -N 0 is mdtest's default: each rank its own items
+        stride = parse_count("mdtest", f"-N {values['-N']}", values["-N"])
     iterations = _count(values, "-i") if "-i" in values else 1
     write_bytes = _size(values, "-w")
     read_bytes = _size(values, "-e")
@@ -62,9 +71,16 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
                     label=f"{kind} {step}",
                     items_per_rank=items,
                     shared_directory="-u" not in flags,
+                    owner_stride=stride * _STRIDE_STEPS[step],
                 )
             )
-    options = {"items": items, "write_bytes": write_bytes, "read_bytes": read_bytes, "path": values.get("-d")}
+    options = {
+        "items": items,
+        "write_bytes": write_bytes,
+        "read_bytes": read_bytes,
+        "path": values.get("-d"),
+        "stride": stride,
+    }
     return WorkloadSpec("mdtest", command, tuple(phases), iterations=iterations, aggregate="makespan", options=options)
 
 

@@ -7,6 +7,7 @@ per node are not part of it; they are experiment settings.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -51,6 +52,12 @@ class PhaseSpec:
         0 for no deadline (runner only).
     wear_out: after the deadline every rank continues until it has done as many
         transfers as the rank that did most (IOR ``-O stoneWallingWearOut=1``).
+    owner_stride: rank ``r`` works on the items of rank ``r + owner_stride`` (mdtest
+        ``-N``: stat, read and remove the files another rank created; with the stride
+        a node's ranks, another node's).
+    collective: MPI-IO collective I/O (``MPI_File_write_all``, IOR ``-c``, benchio): the
+        ranks' data is gathered by aggregators, one per node up to the file's stripe
+        count, which write whole stripes (ROMIO's two-phase I/O).
     """
 
     op: Op
@@ -70,6 +77,8 @@ class PhaseSpec:
     random_offsets: bool = False
     stonewall_s: float = 0.0
     wear_out: bool = False
+    owner_stride: int = 0
+    collective: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -77,7 +86,10 @@ class PhaseSpec:
 
     def data_owner(self, rank: int, ppn: int, ranks: int) -> int:
         """The rank whose data ``rank`` accesses: itself, or with ``reorder_tasks`` the
-        rank ``task_offset`` nodes on (IOR ``-C -Q``, ranks placed on nodes by slot)."""
+        rank ``task_offset`` nodes on (IOR ``-C -Q``, ranks placed on nodes by slot), or
+        ``owner_stride`` ranks on (mdtest ``-N``)."""
+        if self.owner_stride:
+            return (rank + self.owner_stride) % ranks
         return (rank + self.task_offset * ppn) % ranks if self.reorder_tasks else rank
 
     @property
@@ -120,3 +132,34 @@ class WorkloadSpec:
     @property
     def bytes_per_rank(self) -> int:
         return max(p.bytes_per_rank for p in self.phases)
+
+
+def transfer_offsets(phase: PhaseSpec, owner: int, ranks: int, iteration: int) -> tuple[int, Iterator[int]]:
+    """How many transfers a rank makes in a phase, and their file offsets in the order it
+    issues them, generated as it goes: a list would hold ~36 bytes per transfer (10 GB for
+    a 1 TiB block in 4 KiB transfers), and a generator costs a few tens of nanoseconds per
+    transfer where computing each offset from its index costs ~0.3 us.  IOR's layout:
+    segment ``s`` of rank ``r``'s data starts at ``(s * ranks + r) * block`` in a shared
+    file, at ``s * block`` in its own file; with random offsets (``-z``) the transfers are
+    permuted, the same way on every run."""
+    block, transfer = phase.block_size_bytes, phase.transfer_size_bytes
+    per_block = max(block // transfer, 1)
+    first = owner * block if phase.shared_file else 0
+    stride = ranks * block if phase.shared_file else block
+    count = phase.segment_count * per_block
+
+    def in_order() -> Iterator[int]:
+        for segment in range(phase.segment_count):
+            start = first + segment * stride
+            yield from range(start, start + per_block * transfer, transfer)
+
+    def shuffled() -> Iterator[int]:
+        import numpy as np
+
+        order = np.random.default_rng((iteration, owner)).permutation(count)
+        for chunk in range(0, count, 65536):
+            for index in order[chunk : chunk + 65536].tolist():
+                segment, within = divmod(index, per_block)
+                yield first + segment * stride + within * transfer
+
+    return count, shuffled() if phase.random_offsets else in_order()

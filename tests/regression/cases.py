@@ -37,6 +37,20 @@ CASES = {
         {"nodes": [10, 20, 40], "oss.osts_per_oss": [1, 2]},
         {},
     ),
+    # Request level: the metadata service, the lock manager, collective buffering.
+    "mdtest-lfs3": ("crtdc-lfs3", "mdtest -F -C -T -r -n 300 -N 4", {"nodes": [1, 4, 16]}, {"ppn": 4}),
+    "ior-strided-47k-lfs3": (
+        "crtdc-lfs3",
+        "ior -a POSIX -w -e -t 47008 -b 47008 -s 40",
+        {"nodes": [2, 8]},
+        {"ppn": 4, "stripe_count": 4},
+    ),
+    "benchio-lfs3": (
+        "crtdc-lfs3",
+        "benchio --local-size 64x64x64",
+        {"nodes": [1, 4, 16]},
+        {"ppn": 8, "stripe_count": -1},
+    ),
 }
 COLUMNS = ["phase", "time_s", "agg_bw_Bps", "per_node_bw_Bps", "bottleneck"]
 

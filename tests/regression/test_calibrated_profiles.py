@@ -1,5 +1,8 @@
 """The committed calibrated profiles and validation report are what the documented
-commands produce (calibration/README.md, validation/README.md)."""
+commands produce (calibration/README.md, validation/README.md).
+
+Slow (a calibration refits against hundreds of simulations, the validation runs every
+case at request level where it serialises): run with ``pytest -m slow``, as .ci/run does."""
 
 import re
 import tomllib
@@ -13,6 +16,7 @@ from simfs.ingest import read_measurements
 from simfs.validate import find_cases, run_cases, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
 SYSTEMS = ["crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5", "xyratex-cs6000", "crtdc-panfs", "tud-cxfs"]
 
 

@@ -63,10 +63,7 @@ def test_tmpfs_refuses_o_direct_and_a_local_profile_refuses_rpc_mechanisms(tmp_p
         simfs.load_system(str(bad))
 
 
-@pytest.mark.parametrize(
-    ("command", "message"),
-    [("ior -F -t 1m -b 4m -w -z", "-z: random offsets"), ("ior -F -t 1m -b 4m -w -D 5", "-D: a phase cut")],
-)
+@pytest.mark.parametrize(("command", "message"), [("ior -F -t 1m -b 4m -w -z", "-z: random offsets")])
 def test_the_simulator_refuses_runner_only_options(command, message):
     with pytest.raises(WorkloadError, match=message):
         simfs.simulate("crtdc-lfs3", command)
@@ -77,8 +74,13 @@ def test_intra_phase_barriers_and_the_reorder_distance():
     assert workload.intra_phase_barriers and workload.phases[1].task_offset == 2
     plain = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -w -r -C", nodes=4).phases
     synced = simfs.simulate("crtdc-lfs3", "ior -F -t 1m -b 64m -w -r -C -g", nodes=4).phases
-    # Symmetric ranks arrive together: the barriers cost nothing here.
-    assert list(synced["agg_bw_Bps"]) == pytest.approx(list(plain["agg_bw_Bps"]), rel=1e-6)
+    # The MDS serves the four opens (and closes) one after another, so without -g the
+    # ranks start their data that far apart; with -g they wait for the last.  Beyond that
+    # queue the barriers cost nothing: the phases differ by less than it.
+    mds = simfs.load_system("crtdc-lfs3").metadata
+    queue = 4 / mds.create_per_s + 4 / mds.open_per_s + 4 / mds.close_per_s
+    differences = (synced["time_s"] - plain["time_s"]).abs()
+    assert (differences < queue).all() and (differences > 0).any()
 
 
 def test_a_case_takes_its_points_from_run_records(tmp_path):

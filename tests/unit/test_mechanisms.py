@@ -12,6 +12,7 @@ from simfs.hardware.controller import ControllerSpec, PrefetchThrash
 from simfs.hardware.hdd import HddSpec, SeekThrashing, interleaved_stream_factor
 from simfs.hardware.ssd import SsdSpec
 from simfs.mechanisms import MECHANISMS
+from tests.unit.phases import open_close_s
 
 DRIVE = HddSpec(sustained_Bps=100e6, average_seek_s=3.5e-3, rpm=15000)  # positioning 3.5 + 2 ms
 
@@ -57,10 +58,16 @@ def test_whole_run_on_lfs4_matches_the_factor():
 
 def test_every_mechanism_off_is_the_plain_bandwidth_model():
     off = {f"mechanisms.{m}": False for m in MECHANISMS}
-    result = simfs.simulate("crtdc-lfs3", "dd if=/dev/zero of=f bs=1M count=48000", nodes=64, overrides=off)
+    # A metadata server that never queues, so that every rank starts and ends together
+    # (its queue is tested below and in test_metadata.py): a create and a close cost one
+    # round trip each.
+    instant = {f"mds.{op}_per_s": 1e12 for op in ("create", "open", "close")}
+    result = simfs.simulate(
+        "crtdc-lfs3", "dd if=/dev/zero of=f bs=1M count=48000", nodes=64, overrides={**off, **instant}
+    )
     row = result.phases.iloc[0]
     # No dirty tail, no cache, no thrash: 64 writers share the two 3 GB/s controllers evenly.
-    md = 64 / 5000 + 64 / 20000
+    md = 2 * simfs.load_system("crtdc-lfs3").io.metadata_latency_s
     assert row["time_s"] == pytest.approx(64 * 48000 * (1 << 20) / 6e9 + md, rel=1e-9)
     usage = result.resource_usage
     assert usage.loc[usage["kind"] == "fabric", "served"].sum() == 0  # the fabric is off the path
@@ -78,14 +85,20 @@ def test_every_mechanism_off_on_ssds_and_small_requests_is_the_plain_bandwidth_m
     alone = min(system.client.network.bandwidth_Bps, system.server.network.bandwidth_Bps, system.server.cpu_Bps)
     alone = min(alone, system.target.bandwidth_Bps("write"))
     data_time = (4 << 20) / (4096 / (1e-3 + 4096 / alone))
-    metadata = 768 / 5000 + 768 / 20000  # all creates, then all closes, queue at the MDS
+    # The creates: each node keeps one in flight (Lustre 1.8 clients), so the 64 nodes'
+    # creates arrive together, share the MDS (64 / 5000 s for all) and return together:
+    # twelve such rounds, each with its round trip.  The last rank then writes and closes,
+    # together with the other nodes' last ranks (a round trip and 64 / 20000 s).
+    latency = system.io.metadata_latency_s
+    metadata = 12 * (latency + 64 / 5000) + latency + 64 / 20000
     assert row["time_s"] == pytest.approx(data_time + metadata, rel=1e-9)
 
 
 def test_dirty_limit_off_means_the_application_waits_for_the_network():
     slow = {"client.copy_write_Bps": 2e9, "networks.qdr-ib.bandwidth_Bps": 1e8, "mechanisms.dirty_limit": False}
     row = simfs.simulate("crtdc-lfs5", "dd if=/dev/zero of=f bs=1M count=100", overrides=slow).phases.iloc[0]
-    assert row["time_s"] == pytest.approx(100 * (1 << 20) / 1e8 + 4e-4, rel=1e-9)
+    md = open_close_s(simfs.load_system("crtdc-lfs5"))
+    assert row["time_s"] == pytest.approx(100 * (1 << 20) / 1e8 + md, rel=1e-9)
 
 
 def test_rpc_window_off_removes_the_cap():
@@ -154,7 +167,9 @@ def test_misaligned_targets_slow_bound_writes_only():
     write, read = (aligned["op"] == "write").to_numpy(), (aligned["op"] == "read").to_numpy()
     assert shifted["bottleneck"][write].item() == "ost"
     assert shifted["agg_bw_Bps"][write].item() < 0.8 * aligned["agg_bw_Bps"][write].item()
-    assert shifted["agg_bw_Bps"][read].item() == pytest.approx(aligned["agg_bw_Bps"][read].item())
+    # Reads: the same rate.  (Not to the last digit: the metadata server serves the read
+    # phase's opens in the order the ranks finished writing, which the offset changes.)
+    assert shifted["agg_bw_Bps"][read].item() == pytest.approx(aligned["agg_bw_Bps"][read].item(), rel=1e-4)
 
 
 def test_raid_failure_states():
@@ -208,29 +223,19 @@ def test_bad_failure_inputs_are_named():
 
 
 # -- extent locks ---------------------------------------------------------------------
-def test_conflict_probability():
-    from simfs.filesystems.lustre.locks import conflict_probability
-
-    mib = 1 << 20
-    assert conflict_probability(16, 64 * 1024, 64 * mib, mib) == 0.0  # stripe-aligned blocks
-    assert conflict_probability(1, 47 * 1024, 47 * 1024, mib) == 0.0  # one writer
-    assert conflict_probability(16, 47 * 1024, 47 * 1024, mib) == pytest.approx(15 / 16)  # strided N-1
-    # Unaligned 100 MB blocks: only the transfers at the two boundary units conflict.
-    assert conflict_probability(4, mib, 100_000_000, mib) == pytest.approx(2 * mib / 100_000_000 * 0.75)
-
-
 def test_strided_shared_file_writes_are_lock_bound_and_the_switch_removes_it():
-    workload = "ior -a POSIX -w -e -t 47k -b 47k -s 1000"
-    on = simfs.simulate("crtdc-lfs3", workload, nodes=16, stripe_count=-1).phases.iloc[0]
+    # Strided N-1 writes of 47,008 B from 8 nodes: every record shares a stripe object
+    # with other nodes' records, so the writes run through the lock manager at request
+    # level, calling locks back and flushing small unaligned writes (test_request_io.py).
+    workload = "ior -a POSIX -w -e -t 47008 -b 47008 -s 100"
+    on = simfs.simulate("crtdc-lfs3", workload, nodes=8, stripe_count=4).phases.iloc[0]
     off = simfs.simulate(
-        "crtdc-lfs3", workload, nodes=16, stripe_count=-1, overrides={"mechanisms.extent_locks": False}
+        "crtdc-lfs3", workload, nodes=8, stripe_count=4, overrides={"mechanisms.extent_locks": False}
     ).phases.iloc[0]
-    fpp = simfs.simulate("crtdc-lfs3", workload.replace("-w", "-F -w"), nodes=16, stripe_count=-1).phases.iloc[0]
-    assert on["bottleneck"] == "extent-lock"
-    # Per OST: 1000 hand-offs/s x 47 KiB / (15/16) per byte; 16 OSTs each hold 1/16 of every rank's bytes.
-    assert on["bw_Bps"] == pytest.approx(16 * 1000 * 47 * 1024 / (15 / 16), rel=0.01)
-    assert off["bottleneck"] != "extent-lock" and off["bw_Bps"] > 2 * on["bw_Bps"]
-    assert fpp["bottleneck"] != "extent-lock"
+    fpp = simfs.simulate("crtdc-lfs3", workload.replace("-w", "-F -w"), nodes=8, stripe_count=4).phases.iloc[0]
+    assert on["mode"] == "request" and off["mode"] == fpp["mode"] == "fluid"
+    assert on["bottleneck"] in {"extent-lock", "page-reads"}
+    assert off["bw_Bps"] > 5 * on["bw_Bps"] and fpp["bw_Bps"] > 5 * on["bw_Bps"]
 
 
 # -- TCP incast -------------------------------------------------------------------------
@@ -355,8 +360,9 @@ def test_write_back_cache_absorbs_the_tail_at_host_speed():
     setting = {"stripe_count": 1}
     row = simfs.simulate("crtdc-lfs3", workload, overrides=fast_rpc, **setting).phases.iloc[0]
     size, cache = 4 * (1 << 30), 2.5e9
-    # Create in IOR's shared directory holds its lock 1/2000 s; close is one 0.2 ms round trip.
-    metadata = 1 / 2000 + 2e-4
+    # The create and the close: round trips and the MDS's work, and the create's 1/2000 s
+    # under the lock of IOR's shared directory.
+    metadata = 1 / 2000 + open_close_s(simfs.load_system("crtdc-lfs3"))
     assert row["time_s"] == pytest.approx((size - cache) / 784e6 + cache / 3e9 + metadata, rel=1e-6)
     off = simfs.simulate(
         "crtdc-lfs3", workload, overrides={**fast_rpc, "mechanisms.controller_cache": False}, **setting
@@ -408,11 +414,22 @@ def test_creates_in_one_directory_serialise_and_unique_directories_scale():
     off = simfs.simulate(
         "crtdc-lfs3", "mdtest -F -C -n 1000", nodes=16, overrides={"mechanisms.mds_directory_lock": False}
     ).phases.iloc[0]
-    assert shared["bottleneck"] == "mds-dir" and shared["ops_per_s"] == pytest.approx(2000, rel=1e-6)
-    assert unique["bottleneck"] == "mds" and unique["ops_per_s"] == pytest.approx(4000, rel=1e-6)
+    # The lock never idles: 16,000 creates x 1/2000 s, after the first request's half round
+    # trip; then the last create's work on the MDS core and the reply, and its close (a
+    # round trip and 1/20000 s).
+    latency = 2e-4
+    makespan = latency / 2 + 16000 / 2000 + 1 / 5000 + latency / 2 + latency + 1 / 20000
+    assert shared["bottleneck"] == "mds-dir"
+    assert shared["ops_per_s"] == pytest.approx(16000 / makespan, rel=1e-6)
+    # Unique directories: the MDS core binds; the 16 nodes' requests arrive together,
+    # share it and return together: an item takes two round trips and 16 creates and
+    # closes' work (1/5000 + 1/20000 s each).
+    item = 2 * latency + 16 * (1 / 5000 + 1 / 20000)
+    assert unique["bottleneck"] == "mds"
+    assert unique["ops_per_s"] == pytest.approx(16 / item, rel=1e-6)
     assert off["ops_per_s"] == pytest.approx(unique["ops_per_s"], rel=1e-9)
     one = simfs.simulate("crtdc-lfs3", "mdtest -F -T -u -n 1000").phases.iloc[0]
-    assert one["ops_per_s"] == pytest.approx(1 / 2e-4, rel=1e-6)  # one process: latency-bound stats
+    assert one["ops_per_s"] == pytest.approx(1 / (latency + 1 / 20000), rel=1e-6)  # one process: a round trip each
 
 
 # -- interference between unsynchronised phases ----------------------------------------

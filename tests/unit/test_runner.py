@@ -110,7 +110,7 @@ def test_stonewall_stops_at_the_deadline_and_wear_out_evens_the_ranks(tmp_path):
 
 
 def test_offsets_follow_ior_layout():
-    from simfs.runner.rank import transfer_offsets
+    from simfs.workloads.spec import transfer_offsets
 
     def offsets(command: str, iteration: int = 0) -> list[int]:
         count, generated = transfer_offsets(parse_workload(command).phases[0], 1, 3, iteration)

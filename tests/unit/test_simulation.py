@@ -4,10 +4,12 @@ import pytest
 
 import simfs
 from simfs.errors import ExperimentError
+from tests.unit.phases import open_close_s
 
 GB = 1e9
 MIB = 1 << 20
-MD = 2e-4 + 2e-4  # create (or open) + close, each capped at 1 / metadata_latency = 5000/s
+LFS5 = simfs.load_system("crtdc-lfs5")
+MD = open_close_s(LFS5)  # a create and a close: round trips plus the MDS's work
 
 
 def test_single_dd_write_is_one_core_with_the_dirty_tail_at_copy_speed():
@@ -33,31 +35,32 @@ def test_fsync_waits_for_writeback():
     assert result.phases.iloc[0]["time_s"] == pytest.approx(100 * MIB / 1e8 + MD, rel=1e-6)
 
 
-# 64 ranks at once queue at the MDS: 64 creates at 5000/s, 64 opens at 10000/s, 64 closes
-# at 20000/s (each under the per-RPC cap of 5000/s).
-MD_64_WRITE = 64 / 5000 + 64 / 20000
-MD_64_READ = 64 / 10000 + 64 / 20000
+# 64 ranks opening at once queue at the MDS and start their data one after another (the
+# queue is tested in test_metadata.py and test_mechanisms.py).  These tests check the data
+# path with a metadata server that never queues and takes no time: every rank's create (or
+# open) and close cost one round trip each, and all ranks move together.
+INSTANT_MDS = {f"mds.{op}_per_s": 1e12 for op in ("create", "open", "close")}
 # 48000 MiB: a whole number of 4 x 1 MiB stripe cycles, so every object holds 1/4.
 SIZE = 48000 * MIB
 
 
 def test_64_node_write_on_lfs5_saturates_the_osts():
-    result = simfs.simulate("crtdc-lfs5", "dd if=/dev/zero of=f bs=1M count=48000", nodes=64)
+    result = simfs.simulate("crtdc-lfs5", "dd if=/dev/zero of=f bs=1M count=48000", nodes=64, overrides=INSTANT_MDS)
     row = result.phases.iloc[0]
     dirty = 4 * 32 * MIB
     # 64 files x 4 stripes = 8 stripe objects per OST; 32 OSTs x 680 MB/s shared by 64
     # writers.  Each rank: bulk at the OST share, its dirty tail at the 1 GB/s core.
     per_rank = 32 * 680e6 / 64
-    rank_time = (SIZE - dirty) / per_rank + dirty / GB + MD_64_WRITE
+    rank_time = (SIZE - dirty) / per_rank + dirty / GB + 2 * LFS5.io.metadata_latency_s
     assert row["agg_bw_Bps"] == pytest.approx(64 * SIZE / rank_time, rel=1e-9)
     assert row["bottleneck"] == "ost"
 
 
 def test_64_node_read_on_lfs5_saturates_the_oss_nics():
-    result = simfs.simulate("crtdc-lfs5", "dd if=f of=/dev/null bs=1M count=48000", nodes=64)
+    result = simfs.simulate("crtdc-lfs5", "dd if=f of=/dev/null bs=1M count=48000", nodes=64, overrides=INSTANT_MDS)
     row = result.phases.iloc[0]
     per_rank = 8 * 3.3e9 / 64
-    assert row["time_s"] == pytest.approx(SIZE / per_rank + MD_64_READ, rel=1e-9)
+    assert row["time_s"] == pytest.approx(SIZE / per_rank + 2 * LFS5.io.metadata_latency_s, rel=1e-9)
     assert row["bottleneck"] == "oss-nic"
 
 
@@ -160,3 +163,18 @@ def test_sweep_over_a_profile_field_and_a_setting():
     frame = simfs.sweep("crtdc-lfs3", "dd bs=1M count=1000", {"nodes": [1, 8], "oss.count": [4, 8]})
     assert set(frame["oss.count"]) == {4, 8}
     assert len(frame) == 2 * 2 * 2
+
+
+def test_a_stonewalled_phase_stops_at_its_deadline_with_whole_transfers():
+    # One process on lfs5 at its 1 GB/s core for 2 s of a 100 GiB block: about 2 GB, in
+    # whole 1 MiB transfers, over the deadline plus the create (in IOR's shared directory:
+    # its lock too) and the close.
+    row = simfs.simulate("crtdc-lfs5", "ior -F -w -t 1m -b 100g -D 2").phases.iloc[0]
+    assert row["bytes"] % MIB == 0
+    assert row["bytes"] == pytest.approx(2 * GB, rel=0.01)
+    assert row["time_s"] == pytest.approx(2 + MD + 1 / LFS5.metadata.dir_update_per_s, rel=1e-6)
+    # At request level (a shared file from two nodes) each rank stops issuing writes at the
+    # deadline: the phase ends within one write of it.
+    shared = simfs.simulate("crtdc-lfs5", "ior -w -t 1m -b 100g -D 1", nodes=2).phases.iloc[0]
+    assert shared["mode"] == "request" and shared["bytes"] < 2 * 100 * 1024 * MIB
+    assert 1.0 < shared["time_s"] < 1.1

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import simpy
 
-from simfs.engine.station import Station
+from simfs.engine.station import SharedStation, Station
 
 
 def erlang_c_wait(arrival_rate: float, service_rate: float, servers: int) -> float:
@@ -95,3 +95,67 @@ def test_bad_arguments_are_named():
         Station(env, "x").serve(-1.0)
     with pytest.raises(RuntimeError, match="record=True"):
         Station(env, "x").queue_samples()
+
+
+def test_shared_station_finishes_simultaneous_arrivals_together():
+    env = simpy.Environment()
+    station = SharedStation(env, "cores", servers=2)
+    done = []
+
+    def request(demand):
+        finished = yield station.serve(demand)
+        done.append(finished)
+
+    for _ in range(4):
+        env.process(request(1.0))
+    env.run()
+    # Four requests of one second on two servers: each gets half a server, all end at 2 s.
+    assert done == pytest.approx([2.0] * 4)
+    assert station.busy_s == pytest.approx(4.0)
+
+
+def test_shared_station_hand_timeline_with_a_late_arrival():
+    env = simpy.Environment()
+    station = SharedStation(env, "cpu")
+    done = {}
+
+    def request(name, at, demand):
+        yield env.timeout(at)
+        done[name] = yield station.serve(demand)
+
+    env.process(request("a", 0.0, 2.0))
+    env.process(request("b", 1.0, 0.5))
+    env.run()
+    # a alone for 1 s (1 s of work left), then both at half speed: b's 0.5 s takes 1 s
+    # (ends at 2 s), a has 0.5 s left at full speed: 2.5 s.
+    assert done == {"a": pytest.approx(2.5), "b": pytest.approx(2.0)}
+
+
+@pytest.mark.parametrize("rho", [0.5, 0.8])
+def test_mm1_processor_sharing_mean_sojourn(rho):
+    env = simpy.Environment()
+    station = SharedStation(env, "ps")
+    rng = np.random.default_rng(11)
+    count = 100_000
+    gaps = rng.exponential(1 / rho, count)
+    demands = rng.exponential(1.0, count)
+    sojourns = []
+
+    def request(demand):
+        arrived = env.now
+        yield station.serve(demand)
+        sojourns.append(env.now - arrived)
+
+    def source():
+        for gap, demand in zip(gaps, demands):
+            yield env.timeout(gap)
+            env.process(request(demand))
+
+    env.process(source())
+    env.run()
+    values = np.array(sojourns[count // 10 :])
+    batches = values[: len(values) // 40 * 40].reshape(40, -1).mean(axis=1)
+    standard_error = batches.std(ddof=1) / math.sqrt(len(batches))
+    expected = 1 / (1 - rho)  # M/M/1-PS: the M/M/1 mean sojourn
+    assert abs(values.mean() - expected) < 4 * standard_error
+    assert standard_error < 0.1 * expected

@@ -70,7 +70,9 @@ def test_ior_attached_values_and_odirect():
 @pytest.mark.parametrize(
     "command, message",
     [
-        ("ior -a MPIIO", "only the POSIX API"),
+        ("ior -a HDF5", "only the POSIX and MPIIO APIs"),
+        ("ior -c -w", "-c \\(collective I/O\\) needs -a MPIIO"),
+        ("ior -a MPIIO -c -F -w", "applies to one shared file"),
         ("ior -Z", "unsupported option '-Z'"),
         ("ior -Q 2", "give -C"),
         ("ior -O stoneWallingWearOut=1", "needs a stonewall"),

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simfs.engine import Flow, FluidNetwork, Path, Resource
+from simfs.engine import FluidNetwork, Path, Resource
 from simfs.engine.resource import combine_load_models
 from simfs.filesystems.core.layout import Layout, TargetAllocator
+from simfs.filesystems.core.metadata import MetadataService
+from simfs.filesystems.core.request_io import RequestIo
 from simfs.filesystems.core.system import FileSystem
 from simfs.hardware import ClientNode, HddSpec, LinkSpec, Server, SsdSpec, SwitchSpec
 from simfs.hardware.controller import PrefetchThrash
@@ -55,6 +57,8 @@ class FileSystemInstance:
         nodes: int,
         rng: np.random.Generator,
         stripe_offset: int | None = None,
+        *,
+        record_queues: bool = False,
     ) -> None:
         if nodes > system.client_count:
             raise ValueError(f"nodes: {system.name} has {system.client_count} clients, asked for {nodes}")
@@ -74,12 +78,10 @@ class FileSystemInstance:
             else None
         )
         names = system.NAMES
-        server, target, metadata = names["server"], names["target"], names["metadata"]
-        self.metadata_service = Resource(f"{metadata}.service", 1.0, kind=metadata, unit="s")
-        # One shared directory at most per run: unique directories never contend.
-        self.shared_directory = Resource(
-            f"{metadata}.shared-directory", system.metadata.dir_update_per_s, kind=f"{metadata}-dir", unit="op"
-        )
+        server, target = names["server"], names["target"]
+        # Metadata requests are served one by one (core/metadata.py), not as flows.
+        self.metadata = MetadataService(network.env, system, nodes, record=record_queues)
+        self._request_io: RequestIo | None = None
         self.servers: list[Server] = [system.server.build(f"{server}{i}", server) for i in range(system.server_count)]
         target_capacity = system.target.bandwidth_Bps("write")
         thrash = None
@@ -104,11 +106,6 @@ class FileSystemInstance:
             if system.target.write_thread_Bps and system.mechanisms["md_raid_thread"]
             else []
         )
-        handoff = system.io.lock_handoff_s
-        self.locks = [
-            Resource(f"{target}{i}.extent-locks", 1.0 / handoff, kind="extent-lock", unit="op")
-            for i in range(system.target_count)
-        ]
         self.controllers = (
             [
                 system.controller.resource(f"{names['controller']}{i}", kind=names["controller"])
@@ -122,12 +119,9 @@ class FileSystemInstance:
         network.add(self.fabric)
         if self.uplink is not None:
             network.add(self.uplink)
-        network.add(self.metadata_service)
-        network.add(self.shared_directory)
         for server in self.servers:
             network.add_all(server.resources)
         network.add_all(self.targets)
-        network.add_all(self.locks)
         network.add_all(self.raid_threads)
         network.add_all(self.controllers)
         offset = system.io.stripe_offset if stripe_offset is None else stripe_offset
@@ -135,28 +129,23 @@ class FileSystemInstance:
             [system.server_of_target(i) for i in range(system.target_count)], offset, rng, system.excluded_targets
         )
 
+    # -- request-level data path ----------------------------------------------------------
+    @property
+    def request_io(self) -> RequestIo:
+        """The request-level data path (built on first use: only phases whose writers
+        contend for locks run through it)."""
+        if self._request_io is None:
+            policy = self.system.lock_policy()
+            if policy is None:
+                raise ValueError(f"{self.system.name}: a {self.system.FILESYSTEM} file system has no lock manager")
+            self._request_io = RequestIo(self, policy, parity_width=self.system.client_parity_width)
+        return self._request_io
+
+    @property
+    def request_io_built(self) -> bool:
+        return self._request_io is not None
+
     # -- metadata -----------------------------------------------------------------------
-    def metadata(self, op: str, tag: int = 0, *, items: int = 1, shared_directory: bool = False) -> Flow:
-        """``items`` metadata operations of one process, one at a time.
-
-        ``op`` is an MDS operation (``create``, ``open``, ``close``, ``stat``,
-        ``remove``) or several joined by ``+`` (``"create+close"``: both per item, each a
-        round trip).  Creates and removes in a ``shared_directory`` also hold its lock.
-        """
-        mds = self.system.metadata
-        ops = op.split("+")
-        path: list[tuple[Resource, float]] = [(self.metadata_service, sum(1.0 / mds.rate(o) for o in ops))]
-        updates = sum(o in ("create", "remove") for o in ops)
-        if shared_directory and updates and self.system.mechanisms["mds_directory_lock"]:
-            path.append((self.shared_directory, float(updates)))
-        return self.network.transfer(
-            float(items),
-            path,
-            rate_cap=1.0 / (len(ops) * self.system.io.metadata_latency_s),
-            name=f"{self.system.NAMES['metadata']}.{op}",
-            tag=tag,
-        )
-
     def allocate(self, stripe_count: int, stripe_size_bytes: int) -> Layout:
         return self.allocator.allocate(stripe_count, stripe_size_bytes)
 
@@ -172,7 +161,6 @@ class FileSystemInstance:
         network: bool = True,
         disk: bool = True,
         request_bytes: float | None = None,
-        lock_handoffs_per_byte: float = 0.0,
         call_bytes: float | None = None,
         fetch_fraction: float = 1.0,
         disk_fraction: float = 1.0,
@@ -186,8 +174,7 @@ class FileSystemInstance:
         landing in a controller's write-back cache; ``disk`` alone: its destaging.)
         ``request_bytes`` is the size of the requests reaching the targets (default: a bulk
         RPC, at most a stripe); it sets the RAID, SSD and server-thread costs.
-        ``lock_handoffs_per_byte`` loads the targets' extent-lock resources (shared-file
-        writes, ``locks.py``).  ``call_bytes`` is the application's call size (its
+        ``call_bytes`` is the application's call size (its
         per-call core time, ``call_overhead``).  Reads of data other ranks read too move
         only ``fetch_fraction`` of the rank's bytes over the network (the rest comes from
         the node's page cache) and read ``disk_fraction`` of those from the drives (the
@@ -218,8 +205,6 @@ class FileSystemInstance:
             server_share[self.system.server_of_target(target)] += share_sent[k]
             if network and self.controllers:
                 path.append((self.controllers[self.system.controller_of_target(target)], share_sent[k] * disk_fraction))
-            if network and lock_handoffs_per_byte > 0:
-                path.append((self.locks[target], share * lock_handoffs_per_byte))
             if disk:
                 path.append((self.targets[target], share * target_weight))
                 if op == "write" and self.raid_threads:

@@ -12,6 +12,14 @@ created:
   round-robin allocator; lov_qos.c);
 * fixed (``stripe_offset = i``): stripes on targets ``i, i+1, ...`` in index order for
   every file (``lfs setstripe -i i``), so all files start on the same target.
+
+Grouped layouts (PanFS).  PanFS stripes each contiguous ``group_bytes`` of a file (a GB)
+over one RAID group of ``group_width`` blades only, the next GB over the next group
+(Bent et al., SC09: "each contiguous GB is spread only across a single RAID group ...
+consisting of just eight storage devices from a pool of around one hundred").  A grouped
+layout lists the groups' targets one group after another; byte ``x`` is in group
+``(x // group_bytes) mod groups`` and within it striped as above over ``group_width``
+targets.  Its stripe objects are the targets' slots: slot ``g * width + k``.
 """
 
 from __future__ import annotations
@@ -24,14 +32,133 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Layout:
-    """Where one file's stripes live: ``targets[k]`` holds stripe object ``k``."""
+    """Where one file's stripes live: ``targets[k]`` holds stripe object ``k``.
+
+    With ``group_width`` (PanFS), each ``group_bytes`` of the file lives on the next group
+    of ``group_width`` consecutive entries of ``targets`` (see the module docstring)."""
 
     targets: tuple[int, ...]
     stripe_size_bytes: int
+    group_width: int = 0
+    group_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        if self.group_width:
+            if len(self.targets) % self.group_width:
+                raise ValueError(f"targets: {len(self.targets)} is not a whole number of groups of {self.group_width}")
+            if self.group_bytes % (self.group_width * self.stripe_size_bytes):
+                raise ValueError("group_bytes: expected a whole number of stripe rows of the group")
 
     @property
     def stripe_count(self) -> int:
         return len(self.targets)
+
+    @property
+    def width(self) -> int:
+        """Targets one byte range is striped over (a group's, or all)."""
+        return self.group_width or len(self.targets)
+
+    @property
+    def groups(self) -> int:
+        return len(self.targets) // self.group_width if self.group_width else 1
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """``(stripe object, offset in it)`` of file byte ``offset``."""
+        size, width = self.stripe_size_bytes, self.width
+        cycle = 0
+        slot_base = 0
+        if self.group_width:
+            chunk, offset = divmod(offset, self.group_bytes)
+            cycle, group = divmod(chunk, self.groups)
+            slot_base = group * width
+        unit, within = divmod(offset, size)
+        row, column = divmod(unit, width)
+        per_chunk = self.group_bytes // width if self.group_width else 0
+        return slot_base + column, cycle * per_chunk + row * size + within
+
+    def file_offset(self, obj: int, obj_offset: int) -> int:
+        """The file offset of byte ``obj_offset`` of stripe object ``obj``."""
+        size, width = self.stripe_size_bytes, self.width
+        if not self.group_width:
+            row, within = divmod(obj_offset, size)
+            return (row * width + obj) * size + within
+        group, column = divmod(obj, width)
+        per_chunk = self.group_bytes // width
+        cycle, rest = divmod(obj_offset, per_chunk)
+        row, within = divmod(rest, size)
+        chunk = cycle * self.groups + group
+        return chunk * self.group_bytes + (row * width + column) * size + within
+
+    def pieces(self, offset: int, length: int) -> list[tuple[int, int, int]]:
+        """``(stripe object, start, end)`` in object offsets of ``[offset, offset + length)``,
+        in file order of their first bytes, each object's bytes merged where contiguous
+        in it (one piece per object for a range within one pass over the targets)."""
+        size = self.stripe_size_bytes
+        order: list[int] = []
+        runs: dict[int, list[list[int]]] = {}
+        position, end = offset, offset + length
+        while position < end:
+            step_end = min(end, (position // size + 1) * size)
+            obj, obj_start = self.locate(position)
+            obj_end = obj_start + step_end - position
+            spans = runs.get(obj)
+            if spans is None:
+                runs[obj] = [[obj_start, obj_end]]
+                order.append(obj)
+            elif spans[-1][1] == obj_start:
+                spans[-1][1] = obj_end
+            else:
+                spans.append([obj_start, obj_end])
+            position = step_end
+        return [(obj, start, stop) for obj in order for start, stop in runs[obj]]
+
+    def bytes_per_object(self, offset: int, length: int) -> np.ndarray:
+        """Bytes of ``[offset, offset + length)`` in each stripe object."""
+        if not self.group_width:
+            return stripe_bytes(offset, length, self.stripe_size_bytes, self.stripe_count)
+        result = np.zeros(self.stripe_count)
+        width, position, end = self.width, offset, offset + length
+        chunks = -(-end // self.group_bytes) - position // self.group_bytes
+        if chunks > 2 * self.groups:
+            # Many whole passes over the groups: each slot gets its share of them.
+            passes = (chunks - 2) // self.groups
+            whole = passes * self.groups * self.group_bytes
+            result += whole / self.stripe_count
+            start_chunk = position // self.group_bytes + 1
+            head_end = start_chunk * self.group_bytes
+            result += self.bytes_per_object(position, head_end - position)
+            tail_start = head_end + whole
+            return result + self.bytes_per_object(tail_start, end - tail_start)
+        while position < end:
+            chunk = position // self.group_bytes
+            chunk_end = min(end, (chunk + 1) * self.group_bytes)
+            group = chunk % self.groups
+            within = position - chunk * self.group_bytes
+            result[group * width : (group + 1) * width] += stripe_bytes(
+                within, chunk_end - position, self.stripe_size_bytes, width
+            )
+            position = chunk_end
+        return result
+
+    def segmented_bytes_per_object(self, first_offset: int, block: int, stride: int, segments: int) -> np.ndarray:
+        """Bytes per stripe object of ``segments`` blocks at ``first_offset + k * stride``."""
+        if not self.group_width:
+            return segmented_stripe_bytes(
+                first_offset, block, stride, segments, self.stripe_size_bytes, self.stripe_count
+            )
+        if segments > _EXACT_SEGMENTS:
+            # A long strided pattern visits every group's rows alike: spread it evenly over
+            # the groups it reaches (the pattern's exact per-slot split is not periodic
+            # over a short cycle here, and does not matter once every slot is reached).
+            extent = first_offset + (segments - 1) * stride + block
+            reached = min(self.groups, -(-extent // self.group_bytes))
+            result = np.zeros(self.stripe_count)
+            result[: reached * self.width] = segments * block / (reached * self.width)
+            return result
+        result = np.zeros(self.stripe_count)
+        for segment in range(segments):
+            result += self.bytes_per_object(first_offset + segment * stride, block)
+        return result
 
 
 class TargetAllocator:
@@ -87,6 +214,10 @@ class TargetAllocator:
             targets = tuple(self._rr_order[(self._next + k) % self._target_count] for k in range(stripe_count))
             self._next = (self._next + stripe_count) % self._target_count
         return Layout(targets, stripe_size_bytes)
+
+
+#: Segments of a strided pattern over a grouped layout counted one by one, at most.
+_EXACT_SEGMENTS = 4096
 
 
 def stripe_bytes(offset: int, length: int, stripe_size: int, stripe_count: int) -> np.ndarray:

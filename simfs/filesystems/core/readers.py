@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from simfs.errors import ProfileError
-from simfs.filesystems.core.system import MetadataSpec
+from simfs.filesystems.core.system import DIRECTORY_LOCKS, MetadataSpec
 from simfs.hardware import LINK_PRESETS, ClientSpec, HddSpec, LinkSpec, SsdSpec
 from simfs.mechanisms import mechanisms_from_profile
 from simfs.systems.profile import REQUIRED, Profile
@@ -71,20 +71,29 @@ def core_fields(profile: Profile, table: str = "client") -> dict[str, float]:
     }
 
 
-def metadata_spec(profile: Profile, table: str) -> MetadataSpec:
-    """The metadata service from ``[table]`` (``mds``, or PanFS's ``director``)."""
+def metadata_spec(profile: Profile, table: str, *, lookup_callbacks: bool = False) -> MetadataSpec:
+    """The metadata service from ``[table]`` (``mds``, or PanFS's ``director``);
+    ``lookup_callbacks`` is the model's rule, not a profile field."""
     create = profile.number(f"{table}.create_per_s", positive=True)
     open_ = profile.number(f"{table}.open_per_s", positive=True)
-    return MetadataSpec(
-        create_per_s=create,
-        open_per_s=open_,
-        close_per_s=profile.number(f"{table}.close_per_s", positive=True),
-        # Absent: a stat costs an open, a remove a create, and one directory takes
-        # creates as fast as the service (no extra serialisation).
-        stat_per_s=profile.number(f"{table}.stat_per_s", open_, positive=True),
-        remove_per_s=profile.number(f"{table}.remove_per_s", create, positive=True),
-        dir_update_per_s=profile.number(f"{table}.dir_update_per_s", create, positive=True),
-    )
+    try:
+        return MetadataSpec(
+            create_per_s=create,
+            open_per_s=open_,
+            close_per_s=profile.number(f"{table}.close_per_s", positive=True),
+            # Absent: a stat costs an open, a remove a create, and one directory takes
+            # creates as fast as the service (no extra serialisation).
+            stat_per_s=profile.number(f"{table}.stat_per_s", open_, positive=True),
+            remove_per_s=profile.number(f"{table}.remove_per_s", create, positive=True),
+            dir_update_per_s=profile.number(f"{table}.dir_update_per_s", create, positive=True),
+            cores=profile.number(f"{table}.cores", 1, integer=True, positive=True),
+            threads=profile.number(f"{table}.threads", 512, integer=True, positive=True),
+            directory_lock=profile.string(f"{table}.directory_lock", "exclusive", choices=set(DIRECTORY_LOCKS)),
+            callback_s=profile.number(f"{table}.callback_s", 0.0, minimum=0),
+            lookup_callbacks=lookup_callbacks,
+        )
+    except ValueError as exc:
+        raise ProfileError(f"{profile.origin}: {table}.{exc}") from None
 
 
 def shared_fields(profile: Profile, client_count: int | None = None) -> dict[str, Any]:

@@ -22,6 +22,8 @@ client I/O settings    ``io`` (:class:`ClientIo`)                    RPCs in fli
                                                                     limits, readahead
 layout policy          ``io.stripe_*`` and the targets a file may   objects round robin /
                        use (``core/layout.py``)                     parity groups / volume
+locking policy         :meth:`FileSystem.lock_policy`               extent locks / parity-stripe
+                       (``core/locking.py``)                        locks / tokens
 =====================  ===========================================  =========================
 
 Each file-system model (``lustre``, ``panfs``, ``cxfs``, ``local``) is a peer
@@ -35,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from simfs.filesystems.core.locking import LockPolicy
 from simfs.hardware import ClientSpec, ControllerSpec, RaidSet, ServerSpec
 from simfs.systems.profile import Profile
 from simfs.workloads.spec import WorkloadSpec
@@ -56,10 +59,14 @@ class ClientIo:
     rpc_size_bytes: size of one bulk request (Lustre's max_pages_per_rpc x page size).
     max_dirty_bytes_per_osc: dirty page-cache bytes a client may hold per target.
     rpc_latency_s: round trip of one bulk request without queueing (network + server).
-    metadata_latency_s: round trip of one metadata request without queueing.
-    lock_handoff_s: time to call an extent lock back from one client and grant it to
-        another (the closed-form ``extent_locks`` mechanism).
+    metadata_latency_s: round trip of one metadata request without queueing, beyond the
+        server's work on it (network and request handling at both ends).
     max_read_ahead_bytes: a client's readahead budget, shared by the files it reads.
+    max_mod_rpcs_in_flight: modifying metadata requests (create, remove, close) one
+        client node keeps in flight, whatever its processes do (Lustre clients before
+        2.8 serialise them: one; ``mdc.*.max_mod_rpcs_in_flight`` after); 0: no limit.
+    max_metadata_rpcs_in_flight: other metadata requests (open, stat) per client node
+        (Lustre ``mdc.*.max_rpcs_in_flight``, 8); 0: no limit.
     """
 
     stripe_count: int
@@ -70,22 +77,45 @@ class ClientIo:
     max_dirty_bytes_per_osc: int
     rpc_latency_s: float
     metadata_latency_s: float
-    lock_handoff_s: float = 1e-3
     max_read_ahead_bytes: int = 41_943_040
+    max_mod_rpcs_in_flight: int = 0
+    max_metadata_rpcs_in_flight: int = 0
+
+
+#: How updates of one directory are serialised on the metadata server.
+DIRECTORY_LOCKS = ("exclusive", "parallel")
 
 
 @dataclass(frozen=True)
 class MetadataSpec:
-    """Metadata service rates (operations/s of one server) for create, open, close, stat
-    and remove, and ``dir_update_per_s``: creates and removes per second within one
-    directory.
+    """The metadata service: its capacity per operation, its threads and cores, and how it
+    serialises directory updates (the request-level model is ``core/metadata.py``).
 
-    Directory serialisation.  ldiskfs in Lustre 1.x takes one lock per directory for
-    every entry insert or delete (parallel directory operations, "pdirops", arrived in
-    Lustre 2.2), so creates in a shared directory are served one at a time, each holding
-    the lock for ``1 / dir_update_per_s`` however many MDS threads are free (the
-    Lustre 2.2 change log and LU-50 describe the single-lock behaviour pdirops removed).
-    A unique directory per process (mdtest ``-u``) avoids it.
+    Attributes
+    ----------
+    create_per_s, open_per_s, close_per_s, stat_per_s, remove_per_s:
+        what the server sustains of each operation when nothing else limits it
+        (operations/s); an operation costs ``cores / rate`` seconds of one core.
+    dir_update_per_s:
+        entry inserts and deletes per second in one directory under an ``exclusive``
+        directory lock: each holds the lock ``1 / dir_update_per_s`` seconds.
+    cores:
+        CPU cores that serve metadata requests.
+    threads:
+        service threads; a request holds one from arrival to reply, lock waits included.
+    directory_lock:
+        ``"exclusive"``: one update at a time per directory (ldiskfs before Lustre 2.2's
+        parallel directory operations, "pdirops"; LU-50); ``"parallel"``: updates of
+        one directory proceed in parallel (pdirops).  A unique directory per process
+        (mdtest ``-u``) never contends either way.
+    callback_s:
+        server CPU time per lock callback it sends (a blocking AST and the cancel it
+        waits for).
+    lookup_callbacks:
+        whether a directory update revokes the lookup locks (tokens) that other clients
+        cache on that directory, so that each update pays a callback per caching client
+        and each of them a lookup before its next operation there (CXFS tokens; not
+        Lustre 2.x, whose inodebits keep LOOKUP and UPDATE apart).
     """
 
     create_per_s: float
@@ -94,6 +124,30 @@ class MetadataSpec:
     stat_per_s: float
     remove_per_s: float
     dir_update_per_s: float
+    cores: int = 1
+    threads: int = 512
+    directory_lock: str = "exclusive"
+    callback_s: float = 0.0
+    lookup_callbacks: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("create_per_s", "open_per_s", "close_per_s", "stat_per_s", "remove_per_s", "dir_update_per_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name}: a metadata service needs a positive rate, got {getattr(self, name)!r}")
+        if self.cores < 1:
+            raise ValueError(f"cores: a metadata service needs at least one core, got {self.cores!r}")
+        if self.threads < 1:
+            raise ValueError(f"threads: a metadata service needs at least one thread, got {self.threads!r}")
+        if self.directory_lock not in DIRECTORY_LOCKS:
+            raise ValueError(
+                f"directory_lock: expected one of {', '.join(DIRECTORY_LOCKS)}, got {self.directory_lock!r}"
+            )
+        if self.callback_s < 0:
+            raise ValueError(f"callback_s: must be non-negative, got {self.callback_s!r}")
+
+    def demand_s(self, op: str) -> float:
+        """Core seconds one ``op`` costs the server."""
+        return self.cores / self.rate(op)
 
     def rate(self, op: str) -> float:
         return {
@@ -221,6 +275,21 @@ class FileSystem:
 
     def check_workload(self, workload: WorkloadSpec) -> None:
         """Refuse a workload this file system cannot run (none by default)."""
+
+    def lock_policy(self) -> LockPolicy | None:
+        """What writers of a shared file lock, and how grants grow (``core/locking.py``);
+        None where one client is all there is (a local file system)."""
+        return None
+
+    def collective_aggregators(self, nodes: int, stripe_count: int) -> int:
+        """MPI-IO collective buffering's aggregators for a file: ROMIO's default, one per
+        node (``cb_nodes``)."""
+        return nodes
+
+    @property
+    def client_parity_width(self) -> int:
+        """Components per parity stripe where clients compute parity (PanFS); else 0."""
+        return 0
 
     # -- description ----------------------------------------------------------------------
     def mechanisms_line(self) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simfs.errors import ProfileError
+from simfs.filesystems.core.locking import LockPolicy, lustre_extent_policy
 from simfs.filesystems.core.readers import (
     client_spec,
     drive_name,
@@ -39,6 +40,19 @@ class LustreSystem(FileSystem):
 
     NAMES: ClassVar[dict[str, str]] = {"server": "oss", "target": "ost", "controller": "controller", "metadata": "mds"}
     FILESYSTEM: ClassVar[str] = "lustre"
+
+    #: The OSS's lock service CPU time per enqueue or cancel (``oss.lock_service_s``).
+    lock_service_s: float = 20e-6
+
+    def lock_policy(self) -> LockPolicy:
+        """LDLM extent locks on each stripe object (``core/locking.py``)."""
+        return lustre_extent_policy(self.lock_service_s)
+
+    def collective_aggregators(self, nodes: int, stripe_count: int) -> int:
+        """ROMIO's Lustre driver: one aggregator per node, at most one per stripe object
+        (``ad_lustre_aggregate.c``: ``avail_cb_nodes = min(cb_nodes, stripe_count)``), so
+        that each object is written by one aggregator, stripe by stripe."""
+        return min(nodes, stripe_count)
 
     # -- construction from a profile ----------------------------------------------------
     @classmethod
@@ -94,8 +108,13 @@ class LustreSystem(FileSystem):
             max_dirty_bytes_per_osc=profile.number("lustre.max_dirty_bytes_per_osc", integer=True, positive=True),
             rpc_latency_s=profile.number("lustre.rpc_latency_s", positive=True),
             metadata_latency_s=profile.number("lustre.metadata_latency_s", positive=True),
-            lock_handoff_s=profile.number("lustre.lock_handoff_s", 1e-3, positive=True),
             max_read_ahead_bytes=profile.number("lustre.max_read_ahead_bytes", 41_943_040, integer=True, positive=True),
+            # Clients before Lustre 2.8 keep one modifying metadata RPC in flight (LU-5319).
+            max_mod_rpcs_in_flight=profile.number("lustre.max_mod_rpcs_in_flight", 1, integer=True, positive=True),
+            # mdc.*.max_rpcs_in_flight, 8 by default.
+            max_metadata_rpcs_in_flight=profile.number(
+                "lustre.max_metadata_rpcs_in_flight", 8, integer=True, positive=True
+            ),
         )
         if io.stripe_size_bytes % 65536:
             raise ProfileError(f"{profile.origin}: lustre.stripe_size_bytes: expected a multiple of 65536")
@@ -112,6 +131,8 @@ class LustreSystem(FileSystem):
             controller_attached=controller_attached,
             io=io,
             failed_drive_targets=failed,
+            # estimate: an LDLM enqueue or cancel is tens of microseconds of OSS CPU
+            lock_service_s=profile.number("oss.lock_service_s", 20e-6, minimum=0),
             target_state="rebuilding" if rebuilding else "degraded",
             rebuild_fraction=rebuild_fraction,
             **_visits(profile, ost, io),

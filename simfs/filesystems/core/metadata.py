@@ -1,0 +1,220 @@
+"""The metadata service as a request-level model: requests queue, serialise and call back.
+
+Every metadata operation of a process is one request (an RPC), modelled one by one in
+SimPy (DESIGN.md section 4: the metadata service is a place where file systems
+serialise).  A request's journey::
+
+    client node: a slot among its requests in flight    (max_mod_rpcs_in_flight for
+                 create, remove, close; max_metadata_rpcs_in_flight for open, stat)
+    network:     half the network round trip
+    server:      a service thread (held until the reply leaves)
+                 [a lock callback to another client that caches the file's locks]
+                 [the directory's lock, for an entry insert or delete in a directory
+                  that others update too, under an "exclusive" directory lock; held
+                  1 / dir_update_per_s, plus the callbacks it sends]
+                 the cores, shared by the requests present (processor sharing),
+                 for the operation's work: cores / rate seconds
+    network:     the other half of the round trip
+
+Why each part.  Lustre clients before 2.8 keep one modifying metadata RPC in flight per
+node (the ``mdc`` RPC lock; ``max_mod_rpcs_in_flight`` arrived in 2.8, LU-5319), so the
+ranks of a node take turns and one node's create rate is ``1 / round trip``.  The
+server's cores bound what all clients together get (``rate``).  ldiskfs before Lustre 2.2
+guards each directory with one lock (LU-50, parallel directory operations), so inserts
+into one shared directory are served one at a time.  A request whose file another client
+created waits for that client to give up the locks it caches on it (a blocking callback and
+its cancel: one more round trip; mdtest ``-N``).  Where the file system hands out
+directory tokens that updates revoke (CXFS), every update calls back every client that
+cached the directory since the last update, and each of those looks the directory up
+again before its next request there: the cost grows with the number of contenders.
+
+A lone request takes ``metadata_latency_s`` (the round trip of the network and the
+request handling at both ends) plus the server's work on it (``cores / rate``);
+contention adds the waits.
+
+Statistics per phase tag (seconds the phase's requests spent in each part) become the
+phase's bottleneck attribution, as fluid flows' limiter times do.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Generator, Hashable
+from typing import TYPE_CHECKING
+
+import simpy
+from simpy.events import Event
+
+from simfs.engine.station import SharedStation, Station, ThreadPool
+
+if TYPE_CHECKING:
+    from simfs.filesystems.core.system import FileSystem
+
+#: Operations that modify the namespace (one client's modifying-RPC slots).
+MODIFYING = frozenset({"create", "remove", "close", "mkdir", "rmdir"})
+#: Operations that insert or delete a directory entry.
+DIRECTORY_UPDATES = frozenset({"create", "remove", "mkdir", "rmdir"})
+_RATE_OF = {"mkdir": "create", "rmdir": "remove"}
+
+
+class MetadataService:
+    """The metadata server of one run and the clients' request slots.
+
+    Parameters
+    ----------
+    env:
+        The run's SimPy environment.
+    system:
+        The file system (its ``metadata`` spec, ``io`` request limits, mechanisms).
+    nodes:
+        Client nodes in the run (each gets its own request slots).
+    record:
+        Keep the directory lock's queue samples for a teaching plot (``queue_samples``).
+    """
+
+    def __init__(self, env: simpy.Environment, system: FileSystem, nodes: int, *, record: bool = False) -> None:
+        spec = system.metadata
+        name = system.NAMES["metadata"]
+        self._env = env
+        self._spec = spec
+        self._name = name
+        self._exclusive = spec.directory_lock == "exclusive" and system.mechanisms["mds_directory_lock"]
+        # Many handler threads time-sliced on the cores: the cores are shared.
+        self.cores = SharedStation(env, f"{name}.cores", spec.cores, kind=name)
+        self._dir_locks: dict[Hashable, Station] = {}
+        self._record = record
+        self.threads = ThreadPool(env, spec.threads)
+        io = system.io
+        self._limits = {True: io.max_mod_rpcs_in_flight, False: io.max_metadata_rpcs_in_flight}
+        self._slots_in_use = [[0, 0] for _ in range(nodes)]  # [modifying, other] per node
+        self._slot_waiters = [(deque(), deque()) for _ in range(nodes)]
+        self._demand = {op: spec.demand_s(op) for op in ("create", "open", "close", "stat", "remove")}
+        self._one_way = io.metadata_latency_s / 2
+        self._round_trip = io.metadata_latency_s
+        self._dir_hold = 1.0 / spec.dir_update_per_s
+        # Directory -> client nodes that cache its lookup lock (token).
+        self._lookup_holders: dict[Hashable, set[int]] = defaultdict(set)
+        #: Per phase tag: seconds its requests spent in each part (limiter kind -> s).
+        self.seconds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+        self.requests = 0
+
+    # -- the process-facing API -----------------------------------------------------------
+    def operate(
+        self,
+        node: int,
+        ops: tuple[str, ...],
+        items: int,
+        tag: str,
+        *,
+        directory: Hashable = None,
+        shared_directory: bool = False,
+        owner_node: int | None = None,
+    ) -> Generator[Event, object, None]:
+        """``items`` times the requests ``ops`` (``("create", "close")``), one after the
+        other, from a process on ``node`` (use with ``yield from``).
+
+        ``directory`` names the directory the items live in; ``shared_directory`` says
+        other processes update it too (so its lock is contended).  ``owner_node`` is the
+        node whose process created the items (mdtest ``-N``): if it is another node, a
+        remove first calls that node's cached locks back.
+        """
+        for _ in range(items):
+            for op in ops:
+                yield from self.request(
+                    node, op, tag, directory=directory, shared_directory=shared_directory, owner_node=owner_node
+                )
+
+    def request(
+        self,
+        node: int,
+        op: str,
+        tag: str,
+        *,
+        directory: Hashable = None,
+        shared_directory: bool = False,
+        owner_node: int | None = None,
+    ) -> Generator[Event, object, None]:
+        """One metadata request from a process on ``node``; returns when its reply arrives."""
+        env, spent = self._env, self.seconds[tag]
+        base = _RATE_OF.get(op, op)
+        if base not in self._demand:
+            raise ValueError(f"op: unknown metadata operation {op!r}")
+        modifying = op in MODIFYING
+        if self._spec.lookup_callbacks and directory is not None and node not in self._lookup_holders[directory]:
+            # The directory's token was called back since this node last looked it up.
+            yield from self.request(node, "stat", tag)
+            self._lookup_holders[directory].add(node)
+        start = env.now
+        yield from self._acquire_slot(node, modifying)
+        spent["client-rpc-slot"] += env.now - start
+        one_way = self._one_way
+        yield env.timeout(one_way)
+        arrived = env.now
+        yield from self.threads.acquire()
+        spent[f"{self._name}-threads"] += env.now - arrived
+        self.requests += 1
+        served_from = env.now
+        if op == "remove" and owner_node is not None and owner_node != node:
+            # The creator caches the file's locks: call them back and wait for the cancel.
+            yield env.timeout(self._round_trip + self._spec.callback_s)
+            spent["lock-callbacks"] += env.now - served_from
+        if op in DIRECTORY_UPDATES and directory is not None:
+            revoked = 0
+            if self._spec.lookup_callbacks:
+                holders = self._lookup_holders[directory]
+                revoked = len(holders - {node})
+                holders.clear()
+                holders.add(node)
+            if (shared_directory and self._exclusive) or revoked:
+                hold = self._dir_hold if shared_directory and self._exclusive else 0.0
+                if revoked:
+                    hold += self._round_trip + revoked * self._spec.callback_s
+                before = env.now
+                lock = self._dir_lock(directory)
+                granted_done = lock.reserve(hold)
+                yield env.timeout(granted_done - env.now)
+                spent[f"{self._name}-dir" if not revoked else "lock-callbacks"] += env.now - before
+        at_core = env.now
+        finished = yield self.cores.serve(self._demand[base], then_s=one_way, on_finish=self.threads.release_at)
+        spent[self._name] += finished - at_core
+        spent["metadata-latency"] += 2 * one_way
+        self._release_slot(node, modifying)
+
+    # -- client request slots -------------------------------------------------------------
+    def _acquire_slot(self, node: int, modifying: bool) -> Generator[Event, object, None]:
+        limit = self._limits[modifying]
+        if not limit:
+            return
+        index = 0 if modifying else 1
+        in_use = self._slots_in_use[node]
+        if in_use[index] < limit:
+            in_use[index] += 1
+            return
+        waiter = self._env.event()
+        self._slot_waiters[node][index].append(waiter)
+        yield waiter  # the slot is handed over by the releasing request
+
+    def _release_slot(self, node: int, modifying: bool) -> None:
+        if not self._limits[modifying]:
+            return
+        index = 0 if modifying else 1
+        waiters = self._slot_waiters[node][index]
+        if waiters:
+            waiters.popleft().succeed()  # hand the slot over: the count stays
+        else:
+            self._slots_in_use[node][index] -= 1
+
+    # -- directories ----------------------------------------------------------------------
+    def _dir_lock(self, directory: Hashable) -> Station:
+        lock = self._dir_locks.get(directory)
+        if lock is None:
+            lock = Station(self._env, f"{self._name}.dir-lock", 1, kind=f"{self._name}-dir", record=self._record)
+            self._dir_locks[directory] = lock
+        return lock
+
+    def queue_samples(self) -> list[tuple[float, int]]:
+        """``(time, requests at the lock)`` of the busiest directory lock (``record=True``)."""
+        if not self._dir_locks:
+            return []
+        busiest = max(self._dir_locks.values(), key=lambda lock: lock.completed)
+        return busiest.queue_samples()

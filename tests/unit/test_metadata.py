@@ -1,0 +1,146 @@
+"""The request-level metadata service against hand timelines and closed-queue theory."""
+
+import pytest
+
+import simfs
+from simfs.errors import ProfileError
+from tests.unit.phases import phase
+
+LFS3 = simfs.load_system("crtdc-lfs3")
+LATENCY = LFS3.io.metadata_latency_s  # 0.2 ms
+CREATE, CLOSE, STAT, REMOVE = (LFS3.metadata.demand_s(op) for op in ("create", "close", "stat", "remove"))
+
+
+def test_one_process_pays_a_round_trip_and_the_servers_work_per_request():
+    result = simfs.simulate("crtdc-lfs3", "mdtest -F -C -T -r -u -n 100")
+    assert phase(result, "file create")["ops_per_s"] == pytest.approx(1 / (2 * LATENCY + CREATE + CLOSE), rel=1e-9)
+    assert phase(result, "file stat")["ops_per_s"] == pytest.approx(1 / (LATENCY + STAT), rel=1e-9)
+    assert phase(result, "file remove")["ops_per_s"] == pytest.approx(1 / (LATENCY + REMOVE), rel=1e-9)
+
+
+@pytest.mark.parametrize("slots", [1, 2, 4])
+def test_a_nodes_modifying_requests_take_turns_in_its_slots(slots):
+    # Four processes of one node, unique directories, an MDS far faster than the network:
+    # the node keeps `slots` creates or closes in flight, so items go `slots` at a time.
+    fast = {f"mds.{op}_per_s": 1e9 for op in ("create", "open", "close")}
+    overrides = {**fast, "lustre.max_mod_rpcs_in_flight": slots}
+    result = simfs.simulate("crtdc-lfs3", "mdtest -F -C -u -n 200", ppn=4, overrides=overrides)
+    item = 2 * LATENCY + 2 / 1e9
+    assert phase(result, "file create")["ops_per_s"] == pytest.approx(slots / item, rel=1e-3)
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 3, 5, 8, 13, 20])
+def test_closed_cycle_throughput_of_clients_sharing_the_server(nodes):
+    """N clients each cycle through a round trip Z and a server shared by the requests
+    present (processor sharing) with service time S, one request in flight per node.
+    Starting together with equal times they stay together: every cycle takes Z + N S,
+    so X = N / (Z + N S), under the machine-repairman bound min(N / (Z + S), 1 / S) and
+    approaching 1 / S as clients are added."""
+    stats = 20000.0
+    overrides = {"mds.stat_per_s": stats, "lustre.max_metadata_rpcs_in_flight": 1}
+    items = 2000
+    result = simfs.simulate("crtdc-lfs3", f"mdtest -F -T -u -n {items}", nodes=nodes, overrides=overrides)
+    service = 1 / stats
+    measured = phase(result, "file stat")["ops_per_s"]
+    assert measured == pytest.approx(nodes / (LATENCY + nodes * service), rel=1e-9)
+    assert measured <= min(nodes / (LATENCY + service), 1 / service) * (1 + 1e-9)
+
+
+def test_an_exclusive_directory_lock_serialises_one_directory_and_parallel_does_not():
+    workload = "mdtest -F -C -n 500"
+    exclusive = simfs.simulate("crtdc-lfs3", workload, nodes=16)
+    parallel = simfs.simulate("crtdc-lfs3", workload, nodes=16, overrides={"mds.directory_lock": "parallel"})
+    dir_rate = LFS3.metadata.dir_update_per_s  # 2000/s
+    assert phase(exclusive, "file create")["ops_per_s"] == pytest.approx(dir_rate, rel=1e-3)
+    assert phase(exclusive, "file create")["bottleneck"] == "mds-dir"
+    # Parallel directory operations: the MDS core binds; the 16 nodes' requests, arriving
+    # together, share it and stay together: an item takes two round trips and 16 creates
+    # and closes' work.
+    item = 2 * LATENCY + 16 * (CREATE + CLOSE)
+    assert phase(parallel, "file create")["ops_per_s"] == pytest.approx(16 / item, rel=1e-3)
+    assert phase(parallel, "file create")["bottleneck"] == "mds"
+
+
+def test_threads_held_through_the_lock_wait_bind_when_few():
+    # Two threads, 16 nodes creating in one directory: a thread is held from arrival
+    # through the lock wait and the work, so two requests at a time reach the lock and
+    # the lock idles while a reply travels and the next request waits for a thread.
+    few = simfs.simulate("crtdc-lfs3", "mdtest -F -C -n 300", nodes=16, overrides={"mds.threads": 2})
+    many = simfs.simulate("crtdc-lfs3", "mdtest -F -C -n 300", nodes=16)
+    assert phase(few, "file create")["ops_per_s"] < phase(many, "file create")["ops_per_s"]
+    seconds = few.phases.set_index("phase").loc["file create", "bottleneck"]
+    assert seconds in {"mds-threads", "mds-dir"}
+    one_thread = simfs.simulate("crtdc-lfs3", "mdtest -F -C -n 300", nodes=16, overrides={"mds.threads": 1})
+    # One thread: each create holds it for its lock hold and work, each close for its work.
+    hold = 1 / LFS3.metadata.dir_update_per_s
+    assert phase(one_thread, "file create")["ops_per_s"] == pytest.approx(1 / (hold + CREATE + CLOSE), rel=1e-3)
+
+
+def test_removing_another_nodes_files_waits_for_its_locks_to_be_called_back():
+    # mdtest -N 1 with one process per node: each rank removes the files of the rank on
+    # the next node, whose client caches their locks: a blocking callback and its cancel,
+    # one more round trip (and the server's callback time) per remove.
+    # The MDS is made fast enough (20,000 removes/s) that the two nodes never queue.
+    callback, remove = 50e-6, 1 / 20000
+    overrides = {"mds.callback_s": callback, "mds.remove_per_s": 20000.0}
+    own = simfs.simulate("crtdc-lfs3", "mdtest -F -C -r -u -n 200", nodes=2, overrides=overrides)
+    other = simfs.simulate("crtdc-lfs3", "mdtest -F -C -r -u -n 200 -N 1", nodes=2, overrides=overrides)
+    own_rate = phase(own, "file remove")["ops_per_s"]
+    other_rate = phase(other, "file remove")["ops_per_s"]
+    # The two nodes' removes arrive together and share the MDS core (2 x remove each).
+    assert own_rate == pytest.approx(2 / (LATENCY + 2 * remove), rel=1e-3)
+    assert other_rate == pytest.approx(2 / (2 * LATENCY + callback + 2 * remove), rel=1e-3)
+    assert phase(other, "file remove")["bottleneck"] in {"lock-callbacks", "metadata-latency"}
+
+
+def test_directory_tokens_revoked_by_every_update_make_creates_fall_with_clients():
+    # CXFS: every create in the shared directory calls back the lookup token of every
+    # other client that looked the directory up since the last create; each of them looks
+    # it up again before its next create.  The cost grows with the contenders.  With a
+    # fast server and no directory lock, two clients alternate: each create first looks the
+    # directory up (a round trip), then revokes the other's token (a round trip) under the
+    # directory's lock, and closes (a round trip): the two clients' creates are serialised
+    # by the revocations.
+    fast = {f"mds.{op}_per_s": 1e9 for op in ("create", "open", "close", "stat")}
+    cxfs = {**fast, "mds.dir_update_per_s": 1e9}
+    latency = simfs.load_system("tud-cxfs").io.metadata_latency_s
+    rates = []
+    for nodes in (1, 2):
+        result = simfs.simulate("tud-cxfs", "mdtest -F -C -n 300", nodes=nodes, overrides=cxfs)
+        rates.append(phase(result, "file create")["ops_per_s"])
+    # One client keeps its token: one lookup at the start, then a create and a close per item.
+    assert rates[0] == pytest.approx(300 / (latency + 300 * 2 * latency), rel=1e-3)
+    assert rates[1] < 1.5 * rates[0]
+    # Lustre 2.x inodebits keep LOOKUP apart from UPDATE: no callbacks, and with an MDS far
+    # faster than the clients two nodes create twice as fast as one.
+    fast = {**fast, "mds.directory_lock": "parallel"}
+    lustre = [
+        phase(simfs.simulate("crtdc-lfs3", "mdtest -F -C -n 300", nodes=n, overrides=fast), "file create")["ops_per_s"]
+        for n in (1, 2)
+    ]
+    assert lustre[1] == pytest.approx(2 * lustre[0], rel=1e-3)
+
+
+def test_directory_lock_queue_is_recorded_for_teaching():
+    from simfs.filesystems.core.metadata import MetadataService
+
+    assert "queue_samples" in dir(MetadataService)
+    result = simfs.simulate("crtdc-lfs3", "mdtest -F -C -n 50", nodes=8, record_timeline=True)
+    samples = result.request_queues["mds.dir-lock"]
+    assert max(count for _, count in samples) >= 7
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("mds.cores", 0, "mds.cores"),
+        ("mds.threads", -1, "mds.threads"),
+        ("mds.directory_lock", "pdo", "mds.directory_lock"),
+        ("mds.callback_s", -1.0, "mds.callback_s"),
+        ("lustre.max_mod_rpcs_in_flight", 0, "lustre.max_mod_rpcs_in_flight"),
+        ("lustre.max_metadata_rpcs_in_flight", 2.5, "lustre.max_metadata_rpcs_in_flight"),
+    ],
+)
+def test_bad_metadata_fields_are_named(field, value, message):
+    with pytest.raises(ProfileError, match=message):
+        simfs.load_system("crtdc-lfs3", {field: value})
