@@ -1,11 +1,11 @@
 """simfs: a discrete-event simulator of cluster file systems.
 
-The API mirrors the ``simfs`` command: :func:`simulate` one configuration, :func:`sweep`
-over settings, :func:`load_system` to inspect a profile, :func:`parse_workload` to see
-what a command line means.
+The API mirrors the ``simfs`` command: :func:`simulate` one configuration, :func:`repeat`
+it over seeds for its spread, :func:`sweep` over settings, :func:`load_system` to inspect
+a profile, :func:`parse_workload` to see what a command line means.
 """
 
-from simfs.api import load_system, load_workload, simulate, sweep
+from simfs.api import load_system, load_workload, repeat, simulate, sweep
 from simfs.errors import SimfsError
 from simfs.experiment import Experiment
 from simfs.results import Result
@@ -21,6 +21,7 @@ __all__ = [
     "load_system",
     "load_workload",
     "parse_workload",
+    "repeat",
     "simulate",
     "sweep",
 ]

@@ -78,6 +78,47 @@ def simulate(
     return simulation.run(built, load_workload(workload), experiment, record_timeline=record_timeline)
 
 
+#: Columns summarised over repeats (min, median, max).
+SPREAD_COLUMNS = ("agg_bw_Bps", "ops_per_s", "time_s")
+
+
+def repeat(
+    system: SystemLike,
+    workload: WorkloadLike,
+    repeats: int,
+    *,
+    nodes: int = 1,
+    ppn: int = 1,
+    overrides: Mapping[str, Any] | None = None,
+    **settings: Any,
+) -> pd.DataFrame:
+    """Simulate one configuration ``repeats`` times with seeds ``seed .. seed + repeats -
+    1`` and return each phase's spread: one row per (iteration, phase) with the min, median
+    and max of ``agg_bw_Bps``, ``ops_per_s`` and ``time_s`` over the seeds (only the
+    profile's ``[variability]`` and the random choices of a run differ between seeds)."""
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise SimfsError(f"repeats: expected a positive integer, got {repeats!r}")
+    experiment_overrides, profile_overrides = split_overrides(overrides)
+    built = load_system(system, profile_overrides)
+    spec = load_workload(workload)
+    base = Experiment.from_settings({"nodes": nodes, "ppn": ppn, **settings, **experiment_overrides})
+    frames = []
+    for offset in range(repeats):
+        experiment = Experiment.from_settings({**base.as_dict(), "seed": base.seed + offset})
+        frames.append(simulation.run(built, spec, experiment).phases)
+    return spread(pd.concat(frames, ignore_index=True))
+
+
+def spread(phases: pd.DataFrame, by: Iterable[str] = ()) -> pd.DataFrame:
+    """Min, median and max over seeds of each phase's rates (``repeat``)."""
+    keys = [*by, "iteration", "phase"]
+    grouped = phases.groupby(keys, sort=False)
+    table = grouped[list(SPREAD_COLUMNS)].agg(["min", "median", "max"])
+    table.columns = [f"{column}_{stat}" for column, stat in table.columns]
+    table.insert(0, "repeats", grouped.size())
+    return table.reset_index()
+
+
 def sweep(
     system: SystemLike,
     workload: WorkloadLike,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from simfs import __version__
-from simfs.api import load_system, load_workload, simulate, split_overrides, sweep
+from simfs.api import load_system, load_workload, repeat, simulate, split_overrides, sweep
 from simfs.errors import SimfsError
 from simfs.report.tables import render_text, to_json, wide_table
 from simfs.systems.profile import builtin_names, load_profile
@@ -139,6 +139,12 @@ def _parser() -> argparse.ArgumentParser:
         if name == "simulate":
             sub.add_argument("--per-rank", action="store_true", help="print one row per rank and phase")
             sub.add_argument(
+                "--repeats",
+                type=_positive_int,
+                default=1,
+                help="run with this many seeds (seed, seed+1, ...) and print each phase's min/median/max",
+            )
+            sub.add_argument(
                 "--timeline",
                 metavar="FILE",
                 help="per-resource utilisation and flow counts over time: a plot (PNG/SVG/PDF) or, for .csv, the table",
@@ -215,6 +221,16 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    if args.repeats > 1:
+        if args.per_rank or args.timeline:
+            raise SimfsError("--repeats: prints the spread of each phase; drop --per-rank and --timeline")
+        experiment, profile_overrides = split_overrides(_overrides(args))
+        table = repeat(args.system, args.workload, args.repeats, overrides={**experiment, **profile_overrides})
+        if args.format == "table":
+            print(render_text(table))
+        else:
+            _emit(table, args.format)
+        return 0
     result = simulate(args.system, args.workload, overrides=_overrides(args), record_timeline=bool(args.timeline))
     frame = result.ranks if args.per_rank else result.phases
     if args.format == "table" and not args.per_rank:

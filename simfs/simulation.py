@@ -156,10 +156,14 @@ class _Program:
         self.draining: set[tuple[int, tuple]] = set()
 
     def rank(self, rank: int):
+        jitter = self.fs.system.variability.start_jitter_s
         for iteration in range(self.workload.iterations):
             for index, phase in enumerate(self.workload.phases):
                 if self.workload.synchronized or (iteration == 0 and index == 0):
                     yield self.barrier.wait()
+                if jitter and not self.workload.synchronized and iteration == 0 and index == 0:
+                    # Launched without a barrier (pdsh, ssh): the ranks start apart.
+                    yield self.env.timeout(float(self.fs.variability_rng.uniform(0, jitter)))
                 yield from self._phase(rank, iteration, phase)
 
     # -- one phase of one rank ----------------------------------------------------------
@@ -516,17 +520,23 @@ class _Program:
             yield self.network.transfer(absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
 
     def _writers_per_controller(self, iteration: int, phase: PhaseSpec) -> dict[int, int]:
-        """How many ranks write through each controller in this phase (all files exist
-        once every rank has passed its open, which precedes the first data)."""
+        """How many ranks write through each controller in this phase: those whose file
+        exists (after a barrier, every rank's; ranks started apart count as they open)."""
         key = (iteration, phase.label)
-        if key not in self.writers:
-            counts: dict[int, int] = defaultdict(int)
-            for rank in range(self.experiment.ranks):
-                file_key = "shared" if phase.shared_file else str(rank)
-                for controller in self.fs.controllers_of(self.layouts[(iteration, file_key)]):
-                    counts[controller] += 1
+        if key in self.writers:
+            return self.writers[key]
+        counts: dict[int, int] = defaultdict(int)
+        complete = True
+        for rank in range(self.experiment.ranks):
+            layout = self.layouts.get((iteration, "shared" if phase.shared_file else str(rank)))
+            if layout is None:
+                complete = False
+                continue
+            for controller in self.fs.controllers_of(layout):
+                counts[controller] += 1
+        if complete:
             self.writers[key] = dict(counts)
-        return self.writers[key]
+        return dict(counts)
 
     def _directory(self, iteration: int, phase: PhaseSpec, node: int) -> tuple:
         """The directory a data phase's file lives in: one shared by every rank (IOR puts

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from simfs.errors import ProfileError
+from simfs.filesystems.core.layout import Layout
 from simfs.filesystems.core.locking import LockPolicy
 from simfs.filesystems.core.readers import (
     client_spec,
@@ -80,6 +81,23 @@ class PanfsSystem(FileSystem):
     rebuilding: bool = False
     #: Components of one parity stripe, parity included (RAID-5: width - 1 data units).
     raid_width: int = 10
+    #: Bytes of a file on one RAID group before the next group (0: every file over all
+    #: its blades at once).
+    group_bytes: int = 0
+
+    def shape_layout(self, layout: Layout) -> Layout:
+        """Each contiguous ``group_bytes`` of a file on one RAID group of ``raid_width``
+        blades, the next on the next group (``core/layout.py``); the allocator's blades,
+        cut to whole groups."""
+        if not self.group_bytes or layout.stripe_count < 2 * self.raid_width:
+            return layout
+        groups = layout.stripe_count // self.raid_width
+        return Layout(
+            layout.targets[: groups * self.raid_width],
+            layout.stripe_size_bytes,
+            group_width=self.raid_width,
+            group_bytes=self.group_bytes,
+        )
 
     def lock_policy(self) -> LockPolicy:
         """Parity-stripe locks from the file's metadata manager: clients compute parity,
@@ -180,6 +198,8 @@ class PanfsSystem(FileSystem):
             write_visit_bytes=profile.number("blade.hdd.visit_bytes", stripe_unit, positive=True),
             write_redundancy=width / (width - 1),
             raid_width=width,
+            # Bent et al., SC09: "each contiguous GB is spread only across a single RAID group".
+            group_bytes=_group_bytes(profile, width, stripe_unit),
             failed_blades=failed,
             rebuilding=profile.boolean("panfs.rebuilding", False),
         )
@@ -221,3 +241,16 @@ class PanfsSystem(FileSystem):
         ceiling = min(usable * blade_rate, self.server_count * self.server.network.bandwidth_Bps)
         lines.append(f"  server-side streaming ceiling: {ceiling / 1e9:.3g} GB/s")
         return "\n".join(lines)
+
+
+def _group_bytes(profile: Profile, width: int, stripe_unit: int) -> int:
+    """``panfs.group_bytes``: a whole number of the group's stripe rows (0: no groups); by
+    default the whole rows in a GiB."""
+    row = width * stripe_unit
+    value = profile.number("panfs.group_bytes", (1 << 30) // row * row, integer=True, minimum=0)
+    if value % row:
+        raise ProfileError(
+            f"{profile.origin}: panfs.group_bytes: expected a multiple of a group's stripe row "
+            f"(raid_width x stripe unit = {row} bytes), got {value}"
+        )
+    return value

@@ -23,7 +23,7 @@ has read ahead); for O_DIRECT one transfer per round trip.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,10 +33,22 @@ from simfs.filesystems.core.layout import Layout, TargetAllocator
 from simfs.filesystems.core.metadata import MetadataService
 from simfs.filesystems.core.request_io import RequestIo
 from simfs.filesystems.core.system import FileSystem
-from simfs.hardware import ClientNode, HddSpec, LinkSpec, Server, SsdSpec, SwitchSpec
+from simfs.hardware import ClientNode, ClientSpec, HddSpec, LinkSpec, Server, SsdSpec, SwitchSpec
 from simfs.hardware.controller import PrefetchThrash
 from simfs.hardware.hdd import SeekThrashing
 from simfs.hardware.incast import incast_goodput_factor
+
+
+def _at_speed(spec: ClientSpec, factor: float) -> ClientSpec:
+    """A client node ``factor`` times as fast as its model (copy rates and per-call time)."""
+    if factor == 1.0:
+        return spec
+    return replace(
+        spec,
+        copy_write_Bps=spec.copy_write_Bps * factor,
+        copy_read_Bps=spec.copy_read_Bps * factor,
+        call_overhead_s=spec.call_overhead_s / factor,
+    )
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,15 @@ class FileSystemInstance:
             raise ValueError(f"nodes: {system.name} has {system.client_count} clients, asked for {nodes}")
         self.system = system
         self.network = network
-        self.clients: list[ClientNode] = [system.client_of(i).build(i) for i in range(nodes)]
+        # Seeded imbalance (core/variability.py): its own stream, so that switching it on
+        # does not move the allocator's random choices.
+        variability = system.variability
+        self.variability_rng = np.random.default_rng([int(rng.integers(2**31)), 1])
+        speeds = variability.node_factors(self.variability_rng, nodes)
+        self.target_factors = variability.target_factors(self.variability_rng, system.target_count)
+        self.clients: list[ClientNode] = [
+            _at_speed(system.client_of(i), float(speeds[i])).build(i) for i in range(nodes)
+        ]
         fabric = SwitchSpec(
             port_count=system.client_count + system.server_count + 1,
             port_bandwidth_Bps=system.client.network.bandwidth_Bps,
@@ -80,7 +100,7 @@ class FileSystemInstance:
         names = system.NAMES
         server, target = names["server"], names["target"]
         # Metadata requests are served one by one (core/metadata.py), not as flows.
-        self.metadata = MetadataService(network.env, system, nodes, record=record_queues)
+        self.metadata = MetadataService(network.env, system, nodes, record=record_queues, rng=self.variability_rng)
         self._request_io: RequestIo | None = None
         self.servers: list[Server] = [system.server.build(f"{server}{i}", server) for i in range(system.server_count)]
         target_capacity = system.target.bandwidth_Bps("write")
@@ -94,7 +114,12 @@ class FileSystemInstance:
             prefetch = PrefetchThrash(system.controller, segments_per_target, read_request)
         thrash = combine_load_models(thrash, prefetch)
         self.targets = [
-            Resource(f"{target}{i}", target_capacity * system.target_capacity_factor(i), kind=target, load_model=thrash)
+            Resource(
+                f"{target}{i}",
+                target_capacity * system.target_capacity_factor(i) * float(self.target_factors[i]),
+                kind=target,
+                load_model=thrash,
+            )
             for i in range(system.target_count)
         ]
         self.target_read_weight = target_capacity / system.target.bandwidth_Bps("read")
@@ -114,8 +139,19 @@ class FileSystemInstance:
             if system.controller is not None
             else []
         )
+        # Client groups (a Roadrunner compute unit) reach the servers over their own uplink.
+        group_size = system.client_group_size
+        self.group_uplinks = (
+            [
+                Resource(f"fabric.group{g}-uplink", system.group_uplink_Bps, kind="group-uplink")
+                for g in range(-(-nodes // group_size))
+            ]
+            if group_size
+            else []
+        )
         for client in self.clients:
             network.add_all(client.resources)
+        network.add_all(self.group_uplinks)
         network.add(self.fabric)
         if self.uplink is not None:
             network.add(self.uplink)
@@ -147,7 +183,7 @@ class FileSystemInstance:
 
     # -- metadata -----------------------------------------------------------------------
     def allocate(self, stripe_count: int, stripe_size_bytes: int) -> Layout:
-        return self.allocator.allocate(stripe_count, stripe_size_bytes)
+        return self.system.shape_layout(self.allocator.allocate(stripe_count, stripe_size_bytes))
 
     # -- data ---------------------------------------------------------------------------
     def data_path(
@@ -194,6 +230,8 @@ class FileSystemInstance:
                 path.append((self.fabric, sent))
             if self.uplink is not None:
                 path.append((self.uplink, sent))
+            if self.group_uplinks:
+                path.append((self.group_uplinks[node // self.system.client_group_size], sent))
         threads = self.system.server.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
         target_weight = self.target_cost(op, request) * sent * disk_fraction
         share_sent = (stripe_share * sent).tolist()

@@ -42,6 +42,7 @@ from collections import defaultdict, deque
 from collections.abc import Generator, Hashable
 from typing import TYPE_CHECKING
 
+import numpy as np
 import simpy
 from simpy.events import Event
 
@@ -72,7 +73,15 @@ class MetadataService:
         Keep the directory lock's queue samples for a teaching plot (``queue_samples``).
     """
 
-    def __init__(self, env: simpy.Environment, system: FileSystem, nodes: int, *, record: bool = False) -> None:
+    def __init__(
+        self,
+        env: simpy.Environment,
+        system: FileSystem,
+        nodes: int,
+        *,
+        record: bool = False,
+        rng: np.random.Generator | None = None,
+    ) -> None:
         spec = system.metadata
         name = system.NAMES["metadata"]
         self._env = env
@@ -92,6 +101,8 @@ class MetadataService:
         self._one_way = io.metadata_latency_s / 2
         self._round_trip = io.metadata_latency_s
         self._dir_hold = 1.0 / spec.dir_update_per_s
+        self._variability = system.variability
+        self._rng = rng if rng is not None else np.random.default_rng(0)
         # Directory -> client nodes that cache its lookup lock (token).
         self._lookup_holders: dict[Hashable, set[int]] = defaultdict(set)
         #: Per phase tag: seconds its requests spent in each part (limiter kind -> s).
@@ -166,7 +177,7 @@ class MetadataService:
                 holders.clear()
                 holders.add(node)
             if (shared_directory and self._exclusive) or revoked:
-                hold = self._dir_hold if shared_directory and self._exclusive else 0.0
+                hold = self._dir_hold * self._jitter() if shared_directory and self._exclusive else 0.0
                 if revoked:
                     hold += self._round_trip + revoked * self._spec.callback_s
                 before = env.now
@@ -175,10 +186,16 @@ class MetadataService:
                 yield env.timeout(granted_done - env.now)
                 spent[f"{self._name}-dir" if not revoked else "lock-callbacks"] += env.now - before
         at_core = env.now
-        finished = yield self.cores.serve(self._demand[base], then_s=one_way, on_finish=self.threads.release_at)
+        finished = yield self.cores.serve(
+            self._demand[base] * self._jitter(), then_s=one_way, on_finish=self.threads.release_at
+        )
         spent[self._name] += finished - at_core
         spent["metadata-latency"] += 2 * one_way
         self._release_slot(node, modifying)
+
+    def _jitter(self) -> float:
+        """A request's service-time factor (1 unless ``variability.service_cv``)."""
+        return self._variability.service_factor(self._rng) if self._variability.service_cv else 1.0
 
     # -- client request slots -------------------------------------------------------------
     def _acquire_slot(self, node: int, modifying: bool) -> Generator[Event, object, None]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from simfs.errors import ProfileError
 from simfs.filesystems.core.system import DIRECTORY_LOCKS, MetadataSpec
+from simfs.filesystems.core.variability import variability_from_profile
 from simfs.hardware import LINK_PRESETS, ClientSpec, HddSpec, LinkSpec, SsdSpec
 from simfs.mechanisms import mechanisms_from_profile
 from simfs.systems.profile import REQUIRED, Profile
@@ -105,12 +106,24 @@ def shared_fields(profile: Profile, client_count: int | None = None) -> dict[str
         "client_count": client_count or profile.number("client.count", integer=True, positive=True),
         "fabric_blocking_factor": profile.number("fabric.blocking_factor", 1.0, minimum=1),
         "client_uplink_Bps": profile.number("fabric.client_uplink_Bps", 0.0, minimum=0),
+        **_client_groups(profile),
         "port_buffer_bytes": profile.number("fabric.port_buffer_bytes", 131072, minimum=0),
         "tcp_burst_bytes": profile.number("fabric.tcp_burst_bytes", 65536, positive=True),
         "rto_min_s": profile.number("fabric.rto_min_s", 0.2, minimum=0),
         "origin": profile.origin,
         "mechanisms": mechanisms_from_profile(profile),
+        "variability": variability_from_profile(profile),
     }
+
+
+def _client_groups(profile: Profile) -> dict[str, Any]:
+    """``fabric.client_group_size`` and ``fabric.group_uplink_Bps``: both or neither."""
+    size = profile.number("fabric.client_group_size", 0, integer=True, minimum=0)
+    uplink = profile.number("fabric.group_uplink_Bps", 0.0, minimum=0)
+    if bool(size) != bool(uplink):
+        missing = "fabric.group_uplink_Bps" if size else "fabric.client_group_size"
+        raise ProfileError(f"{profile.origin}: {missing}: client groups need both a size and an uplink rate")
+    return {"client_group_size": size, "group_uplink_Bps": uplink}
 
 
 def index_list(profile: Profile, key: str, count: int, noun: str) -> tuple[int, ...]:

@@ -225,12 +225,22 @@ class RequestIo:
         self._one_way = io.rpc_latency_s / 2
         self._dirty_per_target = io.max_dirty_bytes_per_osc if system.mechanisms["dirty_limit"] else 0
         self._parity_width = parity_width
+        self._variability = system.variability
         nodes = len(instance.clients)
         self._clients = instance.clients
         self._cores = [
             Station(env, f"client{n}.cores", c.spec.cores, kind="client-core") for n, c in enumerate(self._clients)
         ]
         self._client_tx = [Station(env, f"client{n}.tx", kind="client") for n in range(nodes)]
+        # Shared links between the clients and the servers: the clients' uplinks, and each
+        # client group's (booked in order of arrival at them: approximately FIFO).
+        self._uplink = Station(env, "fabric.client-uplink", kind="uplink") if system.client_uplink_Bps else None
+        group_size = system.client_group_size
+        self._group_uplinks = (
+            [Station(env, f"fabric.group{g}-uplink", kind="group-uplink") for g in range(-(-nodes // group_size))]
+            if group_size
+            else []
+        )
         self._client_rx = [Station(env, f"client{n}.rx", kind="client") for n in range(nodes)]
         server_name = names["server"]
         server = system.server
@@ -544,11 +554,13 @@ class RequestIo:
         client = self._clients[node].spec.network.bandwidth_Bps
         if op == "write":
             sent = self._client_tx[node].reserve(size / client)
+            sent = self._shared_links(node, size, sent)
             yield env.timeout(sent + self._one_way - env.now)
         else:
             yield env.timeout(self._one_way)
         finish = yield from self._serve(target, file.key, obj, on_disk_start, on_disk, op)
         if op == "read":
+            finish = self._shared_links(node, size, finish)
             finish = self._client_rx[node].reserve(size / client, at=finish + self._one_way)
             yield env.timeout(finish - env.now)
         else:
@@ -557,6 +569,15 @@ class RequestIo:
         waiters = self._rpc_waiters[node][target]
         while waiters and in_flight[target] < self._in_flight_limit:
             waiters.popleft().succeed()  # each looks again at the window when it runs
+
+    def _shared_links(self, node: int, size: int, at: float) -> float:
+        """The bytes cross the clients' uplink and the node's group uplink, if any."""
+        system = self._system
+        if self._uplink is not None:
+            at = self._uplink.reserve(size / system.client_uplink_Bps, at=at)
+        if self._group_uplinks:
+            at = self._group_uplinks[node // system.client_group_size].reserve(size / system.group_uplink_Bps, at=at)
+        return at
 
     def _serve(self, target: int, file_key: Hashable, obj: int, start: int, size: int, op: str):
         """A request at the server of ``target``: a thread held while the bytes cross the
@@ -617,14 +638,15 @@ class RequestIo:
         write (read the old stripe, write it back)."""
         system, instance = self._system, self._instance
         cost = instance.target_cost(op, size)
-        demand = size * cost / (system.target.bandwidth_Bps("write") * system.target_capacity_factor(target))
+        rate = system.target.bandwidth_Bps("write") * system.target_capacity_factor(target)
+        demand = size * cost / (rate * float(self._instance.target_factors[target]))
         drive = system.target.drive
         if isinstance(drive, HddSpec) and system.mechanisms["hdd_seek"]:
             if not sequential:
                 demand += drive.positioning_s
             if op == "write" and system.target.parity_disks and cost > 1 and drive.rpm:
                 demand += 60.0 / drive.rpm
-        return demand
+        return demand * self._variability.service_factor(self._instance.variability_rng)
 
     def _destage(self, target: int, controller: int):
         """Write the cache's dirty data of ``target`` to it, lowest offsets of each

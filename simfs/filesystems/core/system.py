@@ -37,7 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from simfs.filesystems.core.layout import Layout
 from simfs.filesystems.core.locking import LockPolicy
+from simfs.filesystems.core.variability import Variability
 from simfs.hardware import ClientSpec, ControllerSpec, RaidSet, ServerSpec
 from simfs.systems.profile import Profile
 from simfs.workloads.spec import WorkloadSpec
@@ -203,6 +205,13 @@ class FileSystem:
     #: Bytes one drive transfers per stream visit, for reads and for writes (seek thrashing).
     read_visit_bytes: float = 0.0
     write_visit_bytes: float = 0.0
+    #: Clients come in groups of ``client_group_size`` nodes, each group reaching the
+    #: servers over its own ``group_uplink_Bps`` (a Roadrunner compute unit's I/O nodes);
+    #: 0: no groups.
+    client_group_size: int = 0
+    group_uplink_Bps: float = 0.0
+    #: Seeded imbalance and variability (``core/variability.py``); none by default.
+    variability: Variability = Variability()
     #: Targets with one failed drive (what-if), in ``target_state`` "degraded" or "rebuilding".
     failed_drive_targets: tuple[int, ...] = ()
     target_state: str = "degraded"
@@ -275,6 +284,11 @@ class FileSystem:
 
     def check_workload(self, workload: WorkloadSpec) -> None:
         """Refuse a workload this file system cannot run (none by default)."""
+
+    def shape_layout(self, layout: Layout) -> Layout:
+        """The layout of a new file over the targets the allocator chose (as chosen,
+        unless the file system groups them: PanFS)."""
+        return layout
 
     def lock_policy(self) -> LockPolicy | None:
         """What writers of a shared file lock, and how grants grow (``core/locking.py``);
