@@ -76,6 +76,9 @@ class Result:
     #: With ``record_timeline``: per request-level queue (``"mds.dir-lock"``), the
     #: ``(time, requests in it)`` seen by every arrival.
     request_queues: dict[str, list[tuple[float, int]]] | None = None
+    #: Request-level work of the run: SimPy events scheduled (``events``), metadata
+    #: requests, lock enqueues and callbacks, data RPCs, partial-page and parity reads.
+    request_counts: dict[str, int] = field(default_factory=dict)
 
     def run_columns(self) -> dict[str, Any]:
         """Columns that identify the run in every table."""

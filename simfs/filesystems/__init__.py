@@ -1,11 +1,12 @@
 """File-system models, peers on one neutral core (``simfs.filesystems.core``): Lustre,
-PanFS, CXFS and a local file system."""
+PanFS, CXFS, IBM Spectrum Scale (GPFS) and a local file system."""
 
 from __future__ import annotations
 
 from simfs.errors import ProfileError
 from simfs.filesystems.core import FileSystem
 from simfs.filesystems.cxfs import CxfsSystem
+from simfs.filesystems.gpfs import GpfsSystem
 from simfs.filesystems.localfs import LocalSystem
 from simfs.filesystems.lustre import LustreSystem
 from simfs.filesystems.panfs import PanfsSystem
@@ -15,6 +16,7 @@ _MODELS: dict[str, type[FileSystem]] = {
     "lustre": LustreSystem,
     "panfs": PanfsSystem,
     "cxfs": CxfsSystem,
+    "gpfs": GpfsSystem,
     "local": LocalSystem,
 }
 
@@ -27,4 +29,12 @@ def system_from_profile(profile: Profile) -> FileSystem:
     return _MODELS[kind].from_profile(profile)
 
 
-__all__ = ["CxfsSystem", "FileSystem", "LocalSystem", "LustreSystem", "PanfsSystem", "system_from_profile"]
+__all__ = [
+    "CxfsSystem",
+    "FileSystem",
+    "GpfsSystem",
+    "LocalSystem",
+    "LustreSystem",
+    "PanfsSystem",
+    "system_from_profile",
+]

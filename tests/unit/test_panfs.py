@@ -60,14 +60,24 @@ def test_a_failed_blade_gets_no_new_files_and_a_rebuild_costs_every_other_blade(
     system = simfs.load_system("crtdc-panfs", {"panfs.failed_blades": [5]})
     instance = FileSystemInstance(system, FluidNetwork(simpy.Environment()), 4, np.random.default_rng(1))
     layouts = [instance.allocate(system.io.stripe_count, 65536) for _ in range(20)]
-    assert all(5 not in layout.targets and len(layout.targets) == 69 for layout in layouts)
+    # Files a GiB per RAID group: each file on whole groups of ten cut from the 69 live
+    # blades, the allocator's start moving so that the files cover all of them.
+    assert all(5 not in layout.targets and len(layout.targets) == 60 for layout in layouts)
+    assert set().union(*(layout.targets for layout in layouts)) == set(range(70)) - {5}
     healthy = phase(simfs.simulate("crtdc-panfs", DD, nodes=64), "write")["agg_bw_Bps"]
     rebuilding = phase(
         simfs.simulate("crtdc-panfs", DD, nodes=64, overrides={"panfs.failed_blades": [5], "panfs.rebuilding": True}),
         "write",
     )["agg_bw_Bps"]
-    # Blade-bound at 64 nodes: 69 blades at 70% each against 70 at 100%.
-    assert rebuilding / healthy == pytest.approx(69 * 0.7 / 70, rel=0.03)
+    # Blade-bound at 64 nodes. Healthy: 64 files each over all 70 blades (seven whole
+    # groups), 64 files on every blade. Rebuilding: each file over 60 of the 69 live blades
+    # at 70% speed, the most loaded blade setting every file's pace.
+    files_per_blade = np.zeros(70)
+    for _ in range(64):
+        files_per_blade[list(instance.allocate(system.io.stripe_count, 65536).targets)] += 1
+    expected = (0.7 * 60 / files_per_blade.max()) / (70 / 64)
+    assert expected < 0.7 * 69 / 70  # the uneven cover costs more than the lost blade
+    assert rebuilding / healthy == pytest.approx(expected, rel=0.03)
 
 
 @pytest.mark.parametrize(

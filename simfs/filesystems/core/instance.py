@@ -76,10 +76,11 @@ class FileSystemInstance:
             raise ValueError(f"nodes: {system.name} has {system.client_count} clients, asked for {nodes}")
         self.system = system
         self.network = network
-        # Seeded imbalance (core/variability.py): its own stream, so that switching it on
-        # does not move the allocator's random choices.
+        # Seeded imbalance (core/variability.py): its own stream, spawned without drawing
+        # from the run's, so that neither its presence nor its switching on moves the
+        # allocator's random choices.
         variability = system.variability
-        self.variability_rng = np.random.default_rng([int(rng.integers(2**31)), 1])
+        self.variability_rng = rng.spawn(1)[0]
         speeds = variability.node_factors(self.variability_rng, nodes)
         self.target_factors = variability.target_factors(self.variability_rng, system.target_count)
         self.clients: list[ClientNode] = [

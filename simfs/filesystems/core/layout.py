@@ -212,7 +212,14 @@ class TargetAllocator:
             targets = tuple(self._usable[(first + k) % self._target_count] for k in range(stripe_count))
         else:
             targets = tuple(self._rr_order[(self._next + k) % self._target_count] for k in range(stripe_count))
-            self._next = (self._next + stripe_count) % self._target_count
+            advance = stripe_count
+            if stripe_count == self._target_count:
+                # A file over the whole pool would start the next one on the same target
+                # (its first object, a grouped layout's first group, always on one place);
+                # Lustre's lod_alloc_rr "slowly precesses" the start once it has used all
+                # targets, so the next file starts one further on.
+                advance += 1
+            self._next = (self._next + advance) % self._target_count
         return Layout(targets, stripe_size_bytes)
 
 

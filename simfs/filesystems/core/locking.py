@@ -32,9 +32,10 @@ The policy (:class:`LockPolicy`) says what is locked and how grants grow:
   et al. SC09: "small strided writes within a parity stripe serialise").
 * **CXFS write tokens**: the metadata server hands out a file's write token; the unit is
   the file.
-* **GPFS byte-range tokens** (Schmuck and Haskin, FAST 2002, section 4.2): from the token
-  manager, in units of the file system block, grown to the largest free range like
-  Lustre's but without a cap.
+* **GPFS byte-range tokens** (Schmuck and Haskin, FAST 2002, section 3.1): from the
+  file's token manager, in whole sectors, grown from the write upwards to the largest
+  free range without a cap; a holder gives up only the part of its token from the
+  conflicting request upwards (``partial``), and keeps and goes on using the rest.
 
 Writers on one node share the node's locks: a lock belongs to a client node, and the
 writes of its processes under it count as its users; a callback waits for them.
@@ -74,6 +75,17 @@ class LockPolicy:
         by at most ``contended_growth_bytes`` past the request's start (0: no cap).
     contended_growth_bytes: see ``contended_locks``.
     service_s: the lock server's CPU time per enqueue or cancel.
+    downward: grants may grow below the request (Lustre, up to 4 conflicting locks); a
+        GPFS token's desired range runs from the write's offset upwards only.
+    servers: lock servers that files are spread over (GPFS token managers); a per-object
+        policy uses the object's data server instead.
+    one_way_s: half a round trip to a lock server (0: the file system's RPC latency).
+    partial: a holder gives up only the conflicting part of its lock (GPFS: from the
+        conflicting request's start upwards, or the overlap where the lock starts inside
+        the request); otherwise the whole lock is cancelled (Lustre's LDLM).
+    own_locks_conflict: a node's request waits for its own overlapping locks to go
+        (``ldlm_extent_compat_queue`` checks every granted lock); GPFS merges a node's
+        ranges instead, so a node never revokes from itself.
     """
 
     name: str
@@ -83,12 +95,21 @@ class LockPolicy:
     contended_locks: int = 0
     contended_growth_bytes: int = 0
     service_s: float = 20e-6
+    downward: bool = True
+    servers: int = 1
+    one_way_s: float = 0.0
+    partial: bool = False
+    own_locks_conflict: bool = True
 
     def __post_init__(self) -> None:
         if self.unit_bytes < 0:
             raise ValueError(f"unit_bytes: must be non-negative, got {self.unit_bytes!r}")
         if self.service_s < 0:
             raise ValueError(f"service_s: must be non-negative, got {self.service_s!r}")
+        if self.servers < 1:
+            raise ValueError(f"servers: must be at least 1, got {self.servers!r}")
+        if self.one_way_s < 0:
+            raise ValueError(f"one_way_s: must be non-negative, got {self.one_way_s!r}")
 
     def extent(self, start: int, end: int) -> tuple[int, int]:
         """The extent a write of ``[start, end)`` must hold: whole units."""
@@ -129,6 +150,10 @@ class Lock:
     #: Gone from the server (cancelled after a callback, or dropped from the client's LRU).
     cancelled: bool = False
     idle: Event | None = None
+    #: A partial revocation in progress (``LockPolicy.partial``): fires when the holder
+    #: has given up ``revoking`` and holds the rest as a new lock.
+    revoked: Event | None = None
+    revoking: tuple[int, int] | None = None
 
     def covers(self, start: int, end: int) -> bool:
         return self.start <= start and end <= self.end
@@ -303,7 +328,7 @@ class LockManager:
         self._env = env
         self.policy = policy
         self._server_of = server_of
-        self._one_way = one_way_s
+        self._one_way = policy.one_way_s or one_way_s
         self._flush = flush
         self._clean = clean
         self.lru_locks = lru_locks
@@ -343,6 +368,11 @@ class LockManager:
             if pending is not None:
                 yield pending.granted
                 continue
+            # A lock of the node is being cut back: what it keeps may cover this write.
+            shrinking = self._shrinking(node, key, start, end)
+            if shrinking is not None:
+                yield shrinking
+                continue
             request = _Request(node, key, start, end, self._env.event())
             self._pending[node][key].append(request)
             self.enqueues += 1
@@ -354,6 +384,15 @@ class LockManager:
             self._reprocess(key, resource)
             yield request.granted
             self._pending[node][key].remove(request)
+
+    def _shrinking(self, node: int, key: Hashable, start: int, end: int) -> Event | None:
+        held = self._held[node].get(key)
+        if held is None or not self.policy.partial:
+            return None
+        for lock in held.index.overlapping(start, end):
+            if lock.revoked is not None:
+                return lock.revoked
+        return None
 
     def done(self, lock: Lock) -> None:
         """A write under ``lock`` is over."""
@@ -381,10 +420,12 @@ class LockManager:
                 still_waiting.append(request)  # still waits for the same holders
                 continue
             blockers = tuple(resource.overlapping(request.start, request.end))
+            if blockers and not self.policy.own_locks_conflict:
+                blockers = tuple(lock for lock in blockers if lock.node != request.node)
             if blockers:
                 for lock in blockers:
                     if not lock.blocked:
-                        self._call_back(lock)
+                        self._call_back(lock, request)
                 request.blockers = blockers
                 still_waiting.append(request)
                 continue
@@ -412,7 +453,7 @@ class LockManager:
         low, high = 0, EOF_OFFSET
         granted, starts = resource.granted, resource.starts
         conflicting = len(granted)
-        if conflicting > _NO_DOWNWARD_GROWTH:
+        if conflicting > _NO_DOWNWARD_GROWTH or not policy.downward:
             low = start
         # Granted locks (none overlaps the request, or it would be waiting): the nearest
         # ending before it and the nearest starting after it.
@@ -462,10 +503,53 @@ class LockManager:
             lock.cancelled = True
             self._resources[lock.key].remove(lock)
 
-    def _call_back(self, lock: Lock) -> None:
+    def _call_back(self, lock: Lock, request: _Request) -> None:
         lock.blocked = True
         self.callbacks += 1
-        self._env.timeout(self._one_way).callbacks.append(lambda _e: self._env.process(self._cancel(lock)))
+        part = self._revocable_part(lock, request) if self.policy.partial else None
+        if part is None:
+            self._env.timeout(self._one_way).callbacks.append(lambda _e: self._env.process(self._cancel(lock)))
+        else:
+            self._env.timeout(self._one_way).callbacks.append(
+                lambda _e: self._env.process(self._give_up_part(lock, *part))
+            )
+
+    @staticmethod
+    def _revocable_part(lock: Lock, request: _Request) -> tuple[int, int, int, int] | None:
+        """What a partial revocation takes and what the holder keeps: ``(revoked start,
+        revoked end, kept start, kept end)``; None where nothing would be kept."""
+        if lock.start < request.start:
+            # The requester wants from its start upwards (its desired range).
+            return request.start, lock.end, lock.start, request.start
+        if request.end < lock.end:
+            return lock.start, request.end, request.end, lock.end
+        return None
+
+    def _give_up_part(self, lock: Lock, start: int, end: int, kept_start: int, kept_end: int):
+        """The holder's side of a partial revocation: wait for its writes, write back the
+        dirty data in ``[start, end)``, hold ``[kept_start, kept_end)`` as a new lock, and
+        tell the server."""
+        lock.cancelling = True
+        lock.revoked = self._env.event()
+        lock.revoking = (start, end)
+        if lock.users:
+            lock.idle = self._env.event()
+            yield lock.idle
+        yield from self._flush(Lock(lock.node, lock.key, start, end))
+        kept = Lock(lock.node, lock.key, kept_start, kept_end)
+        held = self._held[lock.node][lock.key]
+        held.remove(lock)
+        held.add(kept)
+        revoked, lock.revoked = lock.revoked, None
+        revoked.succeed()
+        yield self._env.timeout(self._one_way)
+        done = self._server_of(lock.key).reserve(self.policy.service_s)
+        yield self._env.timeout(done - self._env.now)
+        resource = self._resources[lock.key]
+        resource.remove(lock)
+        resource.add(kept)
+        lock.cancelled = True
+        self._reprocess(lock.key, resource)
 
     def _cancel(self, lock: Lock) -> Generator[Event, object, None]:
         """The holder's side of a revocation: wait for its writes, flush, cancel."""

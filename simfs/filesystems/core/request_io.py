@@ -277,10 +277,17 @@ class RequestIo:
         ]
         self._cache_held = [0] * system.controller_total
         lock_servers: dict[Hashable, Station] = {}
+        # Files in the order they were first locked: spread over the policy's lock servers
+        # deterministically (a hash of a key would change from one interpreter to the next).
+        file_order: dict[Hashable, int] = {}
 
         def server_of(key: Hashable) -> Station:
-            # Lustre: the lock service of the object's OSS; others: one metadata service.
-            where = self._server_of_key(key) if policy.per_object else -1
+            # Lustre: the lock service of the object's OSS; others: the metadata service or
+            # token managers, files spread round robin.
+            if policy.per_object:
+                where = self._server_of_key(key)
+            else:
+                where = -1 - file_order.setdefault(key, len(file_order)) % policy.servers
             if where not in lock_servers:
                 lock_servers[where] = Station(env, f"lock-server{where}", kind="lock-server")
             return lock_servers[where]
@@ -294,7 +301,7 @@ class RequestIo:
         self._dirty_bytes: list[dict[int, int]] = [defaultdict(int) for _ in range(nodes)]
         self._in_flight: list[dict[int, int]] = [defaultdict(int) for _ in range(nodes)]
         self._outstanding: list[dict[int, int]] = [defaultdict(int) for _ in range(nodes)]
-        self._rpc_waiters: list[dict[int, deque[Event]]] = [defaultdict(deque) for _ in range(nodes)]
+        self._rpc_waiters: list[dict[int, deque[tuple[Event, int]]]] = [defaultdict(deque) for _ in range(nodes)]
         self._space_waiters: list[dict[int, list[Event]]] = [defaultdict(list) for _ in range(nodes)]
         # Pages a process of the node is copying into now: page -> when it is free.
         self._page_busy: list[dict[tuple[Hashable, int, int], float]] = [{} for _ in range(nodes)]
@@ -543,11 +550,15 @@ class RequestIo:
         size = end - start
         rpcs = min(self._in_flight_limit, -(-size // self._rpc_size))
         in_flight = self._in_flight[node]
-        while in_flight[target] + rpcs > self._in_flight_limit:
+        waiters = self._rpc_waiters[node][target]
+        if waiters or in_flight[target] + rpcs > self._in_flight_limit:
+            # First come, first served: the completion that makes room reserves the
+            # window for us before it wakes us (one wake-up per waiter, no re-checks).
             waiter = env.event()
-            self._rpc_waiters[node][target].append(waiter)
+            waiters.append((waiter, rpcs))
             yield waiter
-        in_flight[target] += rpcs
+        else:
+            in_flight[target] += rpcs
         self.counts["rpcs"] += rpcs
         on_disk_start = start // PAGE_BYTES * PAGE_BYTES
         on_disk = -(-end // PAGE_BYTES) * PAGE_BYTES - on_disk_start
@@ -566,9 +577,10 @@ class RequestIo:
         else:
             yield env.timeout(finish + self._one_way - env.now)
         in_flight[target] -= rpcs
-        waiters = self._rpc_waiters[node][target]
-        while waiters and in_flight[target] < self._in_flight_limit:
-            waiters.popleft().succeed()  # each looks again at the window when it runs
+        while waiters and in_flight[target] + waiters[0][1] <= self._in_flight_limit:
+            waiter, wanted = waiters.popleft()
+            in_flight[target] += wanted
+            waiter.succeed()
 
     def _shared_links(self, node: int, size: int, at: float) -> float:
         """The bytes cross the clients' uplink and the node's group uplink, if any."""
