@@ -17,7 +17,18 @@ from simfs.validate import find_cases, run_cases, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-SYSTEMS = ["crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5", "xyratex-cs6000", "crtdc-panfs", "tud-cxfs"]
+SYSTEMS = [
+    "crtdc-lfs3",
+    "crtdc-lfs4",
+    "crtdc-lfs5",
+    "xyratex-cs6000",
+    "crtdc-panfs",
+    "tud-cxfs",
+    "roadrunner-panfs",
+    "archer-sonexion",
+    "csd3-lustre",
+    "cirrus-lustre",
+]
 
 
 @pytest.mark.parametrize("system", SYSTEMS)

@@ -184,7 +184,13 @@ def test_mdtest_rates_are_simulated_phase_by_phase():
     # Tree creation and removal are mdtest's own bookkeeping: named, not silently dropped.
     assert sum(issubclass(w.category, NotSimulatedWarning) and "tree_" in str(w.message) for w in caught) == 2
     predictor = Predictor(simfs.load_system("crtdc-lfs3"))
-    # Two processes of one node in unique directories: a Lustre 1.6 client keeps one
-    # modifying RPC in flight, so the creates and closes take turns, a round trip and the
-    # MDS's work each.
-    assert predictor.predict(points[0]) == pytest.approx(1 / open_close_s(predictor.system), rel=1e-6)
+    # Two processes of one node in unique directories: the client keeps one modifying RPC
+    # in flight and one close beside it, so the creates take turns in the slot while the
+    # other process's close runs; on the MDS's one core (processor sharing) each create's
+    # work shares the core with that close's.  An item per round trip plus both works,
+    # after the first (which has no close beside it).
+    system = predictor.system
+    cycle = system.io.metadata_latency_s + system.metadata.demand_s("create") + system.metadata.demand_s("close")
+    assert system.metadata.cores == 1
+    assert predictor.predict(points[0]) == pytest.approx(1 / cycle, rel=2e-3)
+    assert predictor.predict(points[0]) > 1 / open_close_s(system)  # faster than taking turns

@@ -382,8 +382,12 @@ class LockManager:
             resource = self._resources[key]
             resource.waiting.append(request)
             self._reprocess(key, resource)
-            yield request.granted
+            lock = yield request.granted
             self._pending[node][key].remove(request)
+            # Granted with the requester's reference already on it (``_deliver``), so a
+            # callback that arrives with the grant waits for this write: otherwise two
+            # nodes could take a lock from each other forever without either writing.
+            return lock
 
     def _shrinking(self, node: int, key: Hashable, start: int, end: int) -> Event | None:
         held = self._held[node].get(key)
@@ -486,6 +490,9 @@ class LockManager:
     def _deliver(self, lock: Lock, request: _Request) -> None:
         held = self._held[lock.node][lock.key]
         held.add(lock)
+        # The enqueuing process's reference (Lustre's ldlm_cli_enqueue takes it with the
+        # grant): the holder cannot cancel the lock before that process has written.
+        lock.users += 1
         request.granted.succeed(lock)
         if len(held) > self.lru_locks:
             self._trim(held, keep=lock)

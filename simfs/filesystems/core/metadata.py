@@ -5,7 +5,8 @@ SimPy (DESIGN.md section 4: the metadata service is a place where file systems
 serialise).  A request's journey::
 
     client node: a slot among its requests in flight    (max_mod_rpcs_in_flight for
-                 create, remove, close; max_metadata_rpcs_in_flight for open, stat)
+                 create, remove, close, and one close beyond it;
+                 max_metadata_rpcs_in_flight for open, stat)
     network:     half the network round trip
     server:      a service thread (held until the reply leaves)
                  [a lock callback to another client that caches the file's locks]
@@ -18,7 +19,11 @@ serialise).  A request's journey::
 
 Why each part.  Lustre clients before 2.8 keep one modifying metadata RPC in flight per
 node (the ``mdc`` RPC lock; ``max_mod_rpcs_in_flight`` arrived in 2.8, LU-5319), so the
-ranks of a node take turns and one node's create rate is ``1 / round trip``.  The
+ranks of a node take turns and one node's create rate is ``1 / round trip``.  A close
+may take one slot beyond the limit when no other close is in flight (2.8's
+``obd_mod_rpc_slot_avail_locked``, lustre/obdclass/genops.c), so one close is in flight
+beside a create.  (Before 2.8 closes had a lock of their own, ``cl_close_lock``: there a
+create never waited for a close, which this rule approximates.)  The
 server's cores bound what all clients together get (``rate``).  ldiskfs before Lustre 2.2
 guards each directory with one lock (LU-50, parallel directory operations), so inserts
 into one shared directory are served one at a time.  A request whose file another client
@@ -51,7 +56,8 @@ from simfs.engine.station import SharedStation, Station, ThreadPool
 if TYPE_CHECKING:
     from simfs.filesystems.core.system import FileSystem
 
-#: Operations that modify the namespace (one client's modifying-RPC slots).
+#: Operations that modify the namespace (one client's modifying-RPC slots; a close has
+#: a slot of its own beside them).
 MODIFYING = frozenset({"create", "remove", "close", "mkdir", "rmdir"})
 #: Operations that insert or delete a directory entry.
 DIRECTORY_UPDATES = frozenset({"create", "remove", "mkdir", "rmdir"})
@@ -94,9 +100,15 @@ class MetadataService:
         self._record = record
         self.threads = ThreadPool(env, spec.threads)
         io = system.io
-        self._limits = {True: io.max_mod_rpcs_in_flight, False: io.max_metadata_rpcs_in_flight}
-        self._slots_in_use = [[0, 0] for _ in range(nodes)]  # [modifying, other] per node
-        self._slot_waiters = [(deque(), deque()) for _ in range(nodes)]
+        # 0: no limit.  Per node: modifying requests in flight (closes included), closes in
+        # flight, other requests in flight, and the requests waiting for each pool.
+        self._mod_limit = io.max_mod_rpcs_in_flight
+        self._other_limit = io.max_metadata_rpcs_in_flight
+        self._mod_in_flight = [0] * nodes
+        self._close_in_flight = [0] * nodes
+        self._other_in_flight = [0] * nodes
+        self._mod_waiters: list[deque[tuple[Event, bool]]] = [deque() for _ in range(nodes)]
+        self._other_waiters: list[deque[Event]] = [deque() for _ in range(nodes)]
         self._demand = {op: spec.demand_s(op) for op in ("create", "open", "close", "stat", "remove")}
         self._one_way = io.metadata_latency_s / 2
         self._round_trip = io.metadata_latency_s
@@ -150,13 +162,13 @@ class MetadataService:
         base = _RATE_OF.get(op, op)
         if base not in self._demand:
             raise ValueError(f"op: unknown metadata operation {op!r}")
-        modifying = op in MODIFYING
+        slot = "close" if op == "close" else "modify" if op in MODIFYING else "other"
         if self._spec.lookup_callbacks and directory is not None and node not in self._lookup_holders[directory]:
             # The directory's token was called back since this node last looked it up.
             yield from self.request(node, "stat", tag)
             self._lookup_holders[directory].add(node)
         start = env.now
-        yield from self._acquire_slot(node, modifying)
+        yield from self._acquire_slot(node, slot)
         spent["client-rpc-slot"] += env.now - start
         one_way = self._one_way
         yield env.timeout(one_way)
@@ -191,35 +203,67 @@ class MetadataService:
         )
         spent[self._name] += finished - at_core
         spent["metadata-latency"] += 2 * one_way
-        self._release_slot(node, modifying)
+        self._release_slot(node, slot)
 
     def _jitter(self) -> float:
         """A request's service-time factor (1 unless ``variability.service_cv``)."""
         return self._variability.service_factor(self._rng) if self._variability.service_cv else 1.0
 
     # -- client request slots -------------------------------------------------------------
-    def _acquire_slot(self, node: int, modifying: bool) -> Generator[Event, object, None]:
-        limit = self._limits[modifying]
-        if not limit:
+    def _acquire_slot(self, node: int, slot: str) -> Generator[Event, object, None]:
+        """Wait for a slot of ``slot``'s pool ("modify", "close" or "other")."""
+        if slot == "other":
+            if not self._other_limit:
+                return
+            if self._other_in_flight[node] < self._other_limit:
+                self._other_in_flight[node] += 1
+                return
+            waiter = self._env.event()
+            self._other_waiters[node].append(waiter)
+            yield waiter  # the slot is handed over by the releasing request
             return
-        index = 0 if modifying else 1
-        in_use = self._slots_in_use[node]
-        if in_use[index] < limit:
-            in_use[index] += 1
+        if not self._mod_limit:
+            return
+        is_close = slot == "close"
+        waiting = self._mod_waiters[node]
+        if (not waiting and self._mod_in_flight[node] < self._mod_limit) or (
+            is_close and not self._close_in_flight[node]
+        ):
+            self._take_mod_slot(node, is_close)
             return
         waiter = self._env.event()
-        self._slot_waiters[node][index].append(waiter)
-        yield waiter  # the slot is handed over by the releasing request
+        waiting.append((waiter, is_close))
+        yield waiter  # the releasing request took the slot for us
 
-    def _release_slot(self, node: int, modifying: bool) -> None:
-        if not self._limits[modifying]:
+    def _take_mod_slot(self, node: int, is_close: bool) -> None:
+        self._mod_in_flight[node] += 1
+        if is_close:
+            self._close_in_flight[node] += 1
+
+    def _release_slot(self, node: int, slot: str) -> None:
+        if slot == "other":
+            if not self._other_limit:
+                return
+            waiters = self._other_waiters[node]
+            if waiters:
+                waiters.popleft().succeed()  # hand the slot over: the count stays
+            else:
+                self._other_in_flight[node] -= 1
             return
-        index = 0 if modifying else 1
-        waiters = self._slot_waiters[node][index]
-        if waiters:
-            waiters.popleft().succeed()  # hand the slot over: the count stays
-        else:
-            self._slots_in_use[node][index] -= 1
+        if not self._mod_limit:
+            return
+        self._mod_in_flight[node] -= 1
+        if slot == "close":
+            self._close_in_flight[node] -= 1
+        # mdc_get_mod_rpc_slot's condition, in arrival order: a slot under the limit, or for
+        # a close the extra one when no other close is in flight (a close may pass creates).
+        waiting = self._mod_waiters[node]
+        for entry in list(waiting):
+            waiter, is_close = entry
+            if self._mod_in_flight[node] < self._mod_limit or (is_close and not self._close_in_flight[node]):
+                waiting.remove(entry)
+                self._take_mod_slot(node, is_close)
+                waiter.succeed()
 
     # -- directories ----------------------------------------------------------------------
     def _dir_lock(self, directory: Hashable) -> Station:

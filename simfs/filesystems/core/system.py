@@ -66,7 +66,8 @@ class ClientIo:
     max_read_ahead_bytes: a client's readahead budget, shared by the files it reads.
     max_mod_rpcs_in_flight: modifying metadata requests (create, remove, close) one
         client node keeps in flight, whatever its processes do (Lustre clients before
-        2.8 serialise them: one; ``mdc.*.max_mod_rpcs_in_flight`` after); 0: no limit.
+        2.8 serialise them: one; ``mdc.*.max_mod_rpcs_in_flight`` after), and one close
+        beyond them when no other is in flight; 0: no limit.
     max_metadata_rpcs_in_flight: other metadata requests (open, stat) per client node
         (Lustre ``mdc.*.max_rpcs_in_flight``, 8); 0: no limit.
     """
