@@ -32,7 +32,36 @@ import simpy
 from simpy.events import Timeout
 
 
-class Station:
+class _Servers:
+    """What every station has: a name, a kind for attribution, a number of servers
+    (validated here, named in the error)."""
+
+    __slots__ = ("_env", "_name", "_servers", "_kind")
+
+    def __init__(self, env: simpy.Environment, name: str, servers: int, kind: str) -> None:
+        if not name:
+            raise ValueError("name: a station needs a non-empty name")
+        if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
+            raise ValueError(f"servers: station {name!r} needs a positive integer number of servers, got {servers!r}")
+        self._env = env
+        self._name = name
+        self._servers = servers
+        self._kind = kind or name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def servers(self) -> int:
+        return self._servers
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+
+class Station(_Servers):
     """``servers`` identical servers behind one FIFO queue.
 
     Parameters
@@ -51,10 +80,6 @@ class Station:
     """
 
     __slots__ = (
-        "_env",
-        "_name",
-        "_servers",
-        "_kind",
         "_free_at",
         "_completions",
         "_record",
@@ -69,14 +94,7 @@ class Station:
     )
 
     def __init__(self, env: simpy.Environment, name: str, servers: int = 1, *, kind: str = "", record: bool = False):
-        if not name:
-            raise ValueError("name: a station needs a non-empty name")
-        if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
-            raise ValueError(f"servers: station {name!r} needs a positive integer number of servers, got {servers!r}")
-        self._env = env
-        self._name = name
-        self._servers = servers
-        self._kind = kind or name
+        super().__init__(env, name, servers, kind)
         # When each server next becomes free (a min-heap: the earliest is served next).
         self._free_at = [env.now] * servers
         # Completion times of requests not yet departed (for the number in the station).
@@ -90,18 +108,6 @@ class Station:
         self.max_wait_s = 0.0
         self.first_arrival_s = math.nan
         self.last_departure_s = math.nan
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def servers(self) -> int:
-        return self._servers
-
-    @property
-    def kind(self) -> str:
-        return self._kind
 
     def reserve(self, demand_s: float, at: float | None = None) -> float:
         """Queue a request of ``demand_s`` seconds arriving now (or at ``at``, a time not
@@ -250,7 +256,7 @@ class ThreadPool:
             self._schedule_wakeup()
 
 
-class SharedStation:
+class SharedStation(_Servers):
     """``servers`` identical servers shared by every request present (egalitarian
     processor sharing): with ``n`` requests each is served at ``min(1, servers / n)``.
 
@@ -264,10 +270,6 @@ class SharedStation:
     """
 
     __slots__ = (
-        "_env",
-        "_name",
-        "_servers",
-        "_kind",
         "_virtual",
         "_updated",
         "_jobs",
@@ -280,14 +282,7 @@ class SharedStation:
     )
 
     def __init__(self, env: simpy.Environment, name: str, servers: int = 1, *, kind: str = "") -> None:
-        if not name:
-            raise ValueError("name: a station needs a non-empty name")
-        if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
-            raise ValueError(f"servers: station {name!r} needs a positive integer number of servers, got {servers!r}")
-        self._env = env
-        self._name = name
-        self._servers = servers
-        self._kind = kind or name
+        super().__init__(env, name, servers, kind)
         self._virtual = 0.0
         self._updated = env.now
         # (finish V, sequence, arrival, event, delay after the finish, callback at it)
@@ -298,18 +293,6 @@ class SharedStation:
         self.completed = 0
         self.busy_s = 0.0
         self.sojourn_s = 0.0
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def kind(self) -> str:
-        return self._kind
-
-    @property
-    def servers(self) -> int:
-        return self._servers
 
     def _rate(self) -> float:
         present = len(self._jobs)

@@ -94,9 +94,17 @@ from typing import ClassVar
 
 from simfs.errors import ProfileError
 from simfs.filesystems.core.locking import LockPolicy
-from simfs.filesystems.core.readers import drive_name, hdd_spec, link_reader, metadata_spec, shared_fields
+from simfs.filesystems.core.readers import (
+    controller_spec,
+    drive_name,
+    hdd_spec,
+    link_reader,
+    metadata_spec,
+    shared_fields,
+    ssd_spec,
+)
 from simfs.filesystems.core.system import ClientIo, FileSystem
-from simfs.hardware import ClientSpec, ControllerSpec, HddSpec, RaidSet, ServerSpec, SsdSpec
+from simfs.hardware import ClientSpec, HddSpec, RaidSet, ServerSpec
 from simfs.hardware.declustered import ERASURE_CODES, DeclusteredArray
 from simfs.hardware.hdd import interleaved_stream_factor
 from simfs.hardware.raid import PARITY_DISKS
@@ -195,7 +203,7 @@ class GpfsSystem(FileSystem):
             )
             drive_kind = profile.string("nsd.drive", choices={"hdd", "ssd"})
             nsd = _nsd(profile, block, drive_kind)
-            controller, controller_count, attached = _controller(profile)
+            controller, controller_count, attached = controller_spec(profile)
         except ValueError as exc:  # a spec's own check, naming its field
             raise ProfileError(f"{origin}: {exc}") from None
 
@@ -339,7 +347,7 @@ def _nsd(profile: Profile, block: int, drive_kind: str) -> RaidSet:
     # A track's strips lie on distinct drives; a RAID set needs a data drive beyond its parity.
     least = sum(ERASURE_CODES[code]) if code in ERASURE_CODES else PARITY_DISKS[code] + 1
     drives = profile.number("nsd.drives", integer=True, minimum=least)
-    drive = hdd_spec(profile, "nsd.hdd") if drive_kind == "hdd" else _ssd_spec(profile, "nsd.ssd")
+    drive = hdd_spec(profile, "nsd.hdd") if drive_kind == "hdd" else ssd_spec(profile, "nsd.ssd")
     if code in ERASURE_CODES:
         if profile.has("nsd.chunk_bytes"):
             raise ProfileError(
@@ -348,29 +356,3 @@ def _nsd(profile: Profile, block: int, drive_kind: str) -> RaidSet:
         return DeclusteredArray(level=code, disk_count=drives, drive=drive, chunk_bytes=block // ERASURE_CODES[code][0])
     chunk = profile.number("nsd.chunk_bytes", 0, integer=True, minimum=0)
     return RaidSet(level=code, disk_count=drives, drive=drive, chunk_bytes=chunk)
-
-
-def _ssd_spec(profile: Profile, table: str) -> SsdSpec:
-    return SsdSpec(
-        read_Bps=profile.number(f"{table}.read_Bps", positive=True),
-        write_Bps=profile.number(f"{table}.write_Bps", positive=True),
-        read_iops=profile.number(f"{table}.read_iops", 0.0, minimum=0),
-        write_iops=profile.number(f"{table}.write_iops", 0.0, minimum=0),
-        spare_fraction=profile.number(f"{table}.spare_fraction", 0.0, minimum=0),
-        preconditioned=profile.boolean(f"{table}.preconditioned", False),
-    )
-
-
-def _controller(profile: Profile) -> tuple[ControllerSpec | None, int, str]:
-    """``[controller]``, if the NSDs are LUNs behind storage controllers."""
-    if not profile.has("controller"):
-        return None, 1, "shared"
-    controller = ControllerSpec(
-        bandwidth_Bps=profile.number("controller.bandwidth_Bps", positive=True),
-        cache_bytes=profile.number("controller.cache_bytes", 0, minimum=0),
-        prefetch_bytes=profile.number("controller.prefetch_bytes", 0, minimum=0),
-        cache_segments=profile.number("controller.cache_segments", 0, integer=True, minimum=0),
-    )
-    count = profile.number("controller.count", integer=True, positive=True)
-    attached = profile.string("controller.attached", "shared", choices={"shared", "per-oss"})
-    return controller, count, attached

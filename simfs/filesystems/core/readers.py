@@ -13,7 +13,7 @@ from typing import Any
 from simfs.errors import ProfileError
 from simfs.filesystems.core.system import DIRECTORY_LOCKS, MetadataSpec
 from simfs.filesystems.core.variability import variability_from_profile
-from simfs.hardware import LINK_PRESETS, ClientSpec, HddSpec, LinkSpec, SsdSpec
+from simfs.hardware import LINK_PRESETS, ClientSpec, ControllerSpec, HddSpec, LinkSpec, SsdSpec
 from simfs.mechanisms import mechanisms_from_profile
 from simfs.systems.profile import REQUIRED, Profile
 
@@ -145,15 +145,31 @@ def hdd_spec(profile: Profile, table: str = "ost.hdd") -> HddSpec:
     )
 
 
-def ssd_spec(profile: Profile) -> SsdSpec:
+def ssd_spec(profile: Profile, table: str = "ost.ssd") -> SsdSpec:
     return SsdSpec(
-        read_Bps=profile.number("ost.ssd.read_Bps", positive=True),
-        write_Bps=profile.number("ost.ssd.write_Bps", positive=True),
-        read_iops=profile.number("ost.ssd.read_iops", 0.0, minimum=0),
-        write_iops=profile.number("ost.ssd.write_iops", 0.0, minimum=0),
-        spare_fraction=profile.number("ost.ssd.spare_fraction", 0.0, minimum=0),
-        preconditioned=profile.boolean("ost.ssd.preconditioned", False),
+        read_Bps=profile.number(f"{table}.read_Bps", positive=True),
+        write_Bps=profile.number(f"{table}.write_Bps", positive=True),
+        read_iops=profile.number(f"{table}.read_iops", 0.0, minimum=0),
+        write_iops=profile.number(f"{table}.write_iops", 0.0, minimum=0),
+        spare_fraction=profile.number(f"{table}.spare_fraction", 0.0, minimum=0),
+        preconditioned=profile.boolean(f"{table}.preconditioned", False),
     )
+
+
+def controller_spec(profile: Profile) -> tuple[ControllerSpec | None, int, str]:
+    """``[controller]``, if the targets are LUNs behind storage controllers: the spec,
+    how many, and whether they are ``shared`` or one per server (``per-oss``)."""
+    if not profile.has("controller"):
+        return None, 1, "shared"
+    controller = ControllerSpec(
+        bandwidth_Bps=profile.number("controller.bandwidth_Bps", positive=True),
+        cache_bytes=profile.number("controller.cache_bytes", 0, minimum=0),
+        prefetch_bytes=profile.number("controller.prefetch_bytes", 0, minimum=0),
+        cache_segments=profile.number("controller.cache_segments", 0, integer=True, minimum=0),
+    )
+    count = profile.number("controller.count", integer=True, positive=True)
+    attached = profile.string("controller.attached", "shared", choices={"shared", "per-oss"})
+    return controller, count, attached
 
 
 def drive_name(drive: object) -> str:

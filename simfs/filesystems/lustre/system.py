@@ -19,6 +19,7 @@ from simfs.errors import ProfileError
 from simfs.filesystems.core.locking import LockPolicy, lustre_extent_policy
 from simfs.filesystems.core.readers import (
     client_spec,
+    controller_spec,
     drive_name,
     hdd_spec,
     index_list,
@@ -28,7 +29,7 @@ from simfs.filesystems.core.readers import (
     ssd_spec,
 )
 from simfs.filesystems.core.system import ClientIo, FileSystem
-from simfs.hardware import ControllerSpec, HddSpec, RaidSet, ServerSpec, SsdSpec
+from simfs.hardware import HddSpec, RaidSet, ServerSpec, SsdSpec
 from simfs.hardware.raid import PARITY_DISKS
 from simfs.systems.profile import Profile
 from simfs.units import format_bytes
@@ -84,18 +85,7 @@ class LustreSystem(FileSystem):
             rebuild_fraction = profile.number("ost.rebuild_fraction", 0.3, minimum=0, maximum=0.95)
             if failed:
                 ost.state_factor("rebuilding" if rebuilding else "degraded", rebuild_fraction)
-            controller = None
-            controller_count = 1
-            controller_attached = "shared"
-            if profile.has("controller"):
-                controller = ControllerSpec(
-                    bandwidth_Bps=profile.number("controller.bandwidth_Bps", positive=True),
-                    cache_bytes=profile.number("controller.cache_bytes", 0, minimum=0),
-                    prefetch_bytes=profile.number("controller.prefetch_bytes", 0, minimum=0),
-                    cache_segments=profile.number("controller.cache_segments", 0, integer=True, minimum=0),
-                )
-                controller_count = profile.number("controller.count", integer=True, positive=True)
-                controller_attached = profile.string("controller.attached", "shared", choices={"shared", "per-oss"})
+            controller, controller_count, controller_attached = controller_spec(profile)
         except ValueError as exc:  # a spec's own check, naming its field
             raise ProfileError(f"{profile.origin}: {exc}") from None
 
