@@ -73,6 +73,12 @@ class Flow(Event):
                 raise ValueError(f"path: resource {resource.name!r} is not in this network")
             indices.append(index)
             weights.append(weight)
+        if len(set(indices)) < len(indices):
+            # A path that crosses a resource twice loads it with the sum of its weights.
+            merged: dict[int, float] = {}
+            for index, weight in zip(indices, weights):
+                merged[index] = merged.get(index, 0.0) + weight
+            indices, weights = list(merged), list(merged.values())
         self.resource_index = np.array(indices, dtype=np.int64)
         self.resource_weight = np.array(weights, dtype=float)
         if not (np.isfinite(self.resource_weight).all() and (self.resource_weight > 0).all()):

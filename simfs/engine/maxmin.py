@@ -67,10 +67,14 @@ def max_min_rates(
     residual = capacity.astype(float).copy()
     active = np.ones(flow_count, dtype=bool)
     saturated = np.zeros(resource_count, dtype=bool)
+    # The round in which each resource saturated and each flow froze on one: who limits
+    # whom is worked out once at the end, not round by round.
+    saturated_round = np.full(resource_count, -1, dtype=np.int64)
+    frozen_round = np.full(flow_count, -1, dtype=np.int64)
     level = 0.0
     # Every round freezes at least one flow, so this bound is never reached in exact
     # arithmetic; it turns a numerical stall into an error instead of a hang.
-    for _ in range(flow_count + 1):
+    for round_number in range(flow_count + 1):
         active_share = np.where(active, share, 0.0)
         demand = weights @ active_share
         growing = (demand > 0) & ~saturated
@@ -90,28 +94,40 @@ def max_min_rates(
         saturated |= newly_saturated
 
         at_cap = active & (rate >= rate_cap * (1 - _REL_TOL))
-        limiter[at_cap] = CAP
         if newly_saturated.any():
-            # A flow frozen by several resources at once is attributed to the one with
-            # the largest weight on its path (the one it leans on hardest).
+            saturated_round[newly_saturated] = round_number
             blocked = weights_t @ newly_saturated.astype(float)
             on_saturated = active & ~at_cap & (blocked > 0)
-            if on_saturated.any():
-                limiter[on_saturated] = _heaviest_saturated(weights_t, np.flatnonzero(on_saturated), newly_saturated)
-        else:
-            on_saturated = np.zeros(flow_count, dtype=bool)
-        active &= ~(at_cap | on_saturated)
+            frozen_round[on_saturated] = round_number
+            active &= ~on_saturated
+        active &= ~at_cap
         if not active.any():
+            frozen = np.flatnonzero(frozen_round >= 0)
+            if frozen.size:
+                limiter[frozen] = _heaviest_saturated(weights_t, frozen, frozen_round[frozen], saturated_round)
             return rate, limiter
     raise RuntimeError("max-min solver did not converge")  # pragma: no cover
 
 
-def _heaviest_saturated(weights_t: sp.csr_array, flows: np.ndarray, saturated: np.ndarray) -> np.ndarray:
-    """For each flow in ``flows``, the saturated resource with the largest path weight."""
-    sub = weights_t[flows].tocsr()
-    sub.sort_indices()
-    data = sub.data * saturated[sub.indices]
-    rows = np.repeat(np.arange(len(flows)), np.diff(sub.indptr))
-    # Sort each row's entries by descending weight; the first entry of a row is its argmax.
-    order = np.lexsort((-data, rows))
-    return sub.indices[order[sub.indptr[:-1]]].astype(np.int64)
+def _heaviest_saturated(
+    weights_t: sp.csr_array, flows: np.ndarray, frozen_round: np.ndarray, saturated_round: np.ndarray
+) -> np.ndarray:
+    """For each of ``flows``, of the resources that saturated in the round the flow froze
+    (``frozen_round``), the one with the largest weight on its path: the one it leans on
+    hardest.  Ties go to the lowest resource index."""
+    indptr = weights_t.indptr
+    starts = indptr[flows]
+    lengths = indptr[flows + 1] - starts
+    first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    # The positions of the selected flows' entries in the F x R arrays, row by row: this
+    # gathers without scipy's fancy indexing, which costs more than the rest of a round.
+    positions = np.repeat(starts - first, lengths) + np.arange(int(lengths.sum()))
+    resources = weights_t.indices[positions].astype(np.int64)
+    same_round = saturated_round[resources] == np.repeat(frozen_round, lengths)
+    data = np.where(same_round, weights_t.data[positions], 0.0)
+    # Every selected flow crosses a resource that saturated as it froze, so no row is
+    # empty: reduceat's per-row maximum, then the lowest resource index that reaches it.
+    heaviest = np.maximum.reduceat(data, first)
+    rows = np.repeat(np.arange(len(flows)), lengths)
+    candidate = np.where(data == heaviest[rows], resources, np.iinfo(np.int64).max)
+    return np.minimum.reduceat(candidate, first)

@@ -81,7 +81,8 @@ class FluidNetwork:
         self.env = env
         self._resources: list[Resource] = []
         self._capacity = np.zeros(0)
-        self._flows: list[Flow] = []
+        # An object array, not a list: dropping the finished flows is one mask, not a loop.
+        self._flows = np.empty(0, dtype=object)
         self._remaining = np.zeros(0)
         self._rate = np.zeros(0)
         self._limiter = np.zeros(0, dtype=np.int64)
@@ -96,9 +97,17 @@ class FluidNetwork:
         self._record_timeline = record_timeline
         self._timeline: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
         self._tags: dict[str, int] = {}
-        self._cached_matrix: sp.csr_array | None = None
+        # The weight matrix by columns: each flow's (resource, weight) entries in slot
+        # order, so adding and removing flows is array work, not a loop over flows.
+        self._entry_resource = np.zeros(0, dtype=np.int64)
+        self._entry_weight = np.zeros(0)
+        self._path_length = np.zeros(0, dtype=np.int64)
+        self._cached_matrix: sp.csc_array | None = None
         self._pending: list[Flow] = []
         self._load_dependent: list[Resource] = []
+        self._load_rows = np.zeros(0, dtype=np.int64)
+        self._load_key = np.zeros((0, 4))
+        self._load_capacity = np.zeros(0)
         self.stats = NetworkStats()
 
     # -- construction -------------------------------------------------------------------
@@ -110,7 +119,7 @@ class FluidNetwork:
         """Adopt ``resource``; names must be unique within a network."""
         if resource.index >= 0:
             raise ValueError(f"resource {resource.name!r} already belongs to a network")
-        if self._flows or self._pending:
+        if len(self._flows) or self._pending:
             raise RuntimeError("add resources before the first transfer")
         resource.index = len(self._resources)
         self._resources.append(resource)
@@ -123,6 +132,11 @@ class FluidNetwork:
             return
         self._capacity = np.array([r.capacity for r in self._resources])
         self._load_dependent = [r for r in self._resources if r.load_model is not None]
+        self._load_rows = np.array([r.index for r in self._load_dependent], dtype=np.int64)
+        # (flow count, reads, writes, nominal capacity) each load model last saw, and what
+        # it answered; -1 flows means never asked.
+        self._load_key = np.full((len(self._load_dependent), 4), -1.0)
+        self._load_capacity = self._capacity[self._load_rows].copy()
         self.stats.served = np.zeros(count)
         for tag in self.stats.limited_time:
             self.stats.limited_time[tag] = np.zeros(count + 1)
@@ -184,15 +198,11 @@ class FluidNetwork:
             self._pending.remove(flow)
             moved = 0.0
         elif flow.slot >= 0:
-            moved = flow.work - float(self._remaining[flow.slot])
+            slot = next(slot for slot, other in enumerate(self._flows) if other is flow)
+            moved = flow.work - float(self._remaining[slot])
             keep = np.ones(len(self._flows), dtype=bool)
-            keep[flow.slot] = False
-            self._flows = [f for f, k in zip(self._flows, keep) if k]
-            for slot, other in enumerate(self._flows):
-                other.slot = slot
-            for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share"):
-                setattr(self, name, getattr(self, name)[keep])
-            self._cached_matrix = None
+            keep[slot] = False
+            self._keep_flows(keep)
             flow.slot = -1
             self._request_solve()
         else:
@@ -222,7 +232,7 @@ class FluidNetwork:
         now = self.env.now
         elapsed = now - self._last_advance
         self._last_advance = now
-        if elapsed <= 0 or not self._flows:
+        if elapsed <= 0 or not len(self._flows):
             return
         moved = np.minimum(self._rate * elapsed, self._remaining)
         self._remaining -= moved
@@ -242,20 +252,30 @@ class FluidNetwork:
         matrix = self._matrix()
         return matrix @ rate if matrix is not None else np.zeros(len(self._resources))
 
-    def _matrix(self) -> sp.csr_array | None:
+    def _matrix(self) -> sp.csc_array | None:
         """The R x F weight matrix of the active flows, rebuilt only after the set changes."""
-        if not self._flows:
+        if not len(self._flows):
             return None
         if self._cached_matrix is None:
-            rows = np.concatenate([f.resource_index for f in self._flows])
-            data = np.concatenate([f.resource_weight for f in self._flows])
-            lengths = np.fromiter((len(f.resource_index) for f in self._flows), dtype=np.int64)
-            cols = np.repeat(np.arange(len(self._flows)), lengths)
-            self._cached_matrix = sp.csr_array((data, (rows, cols)), shape=(len(self._resources), len(self._flows)))
+            indptr = np.zeros(len(self._flows) + 1, dtype=np.int64)
+            np.cumsum(self._path_length, out=indptr[1:])
+            self._cached_matrix = sp.csc_array(
+                (self._entry_weight, self._entry_resource, indptr), shape=(len(self._resources), len(self._flows))
+            )
         return self._cached_matrix
 
+    def _keep_flows(self, keep: np.ndarray) -> None:
+        """Drop the flows whose ``keep`` is False from the list and every per-flow array."""
+        self._flows = self._flows[keep]
+        entries = np.repeat(keep, self._path_length)
+        self._entry_resource = self._entry_resource[entries]
+        self._entry_weight = self._entry_weight[entries]
+        for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share", "_path_length"):
+            setattr(self, name, getattr(self, name)[keep])
+        self._cached_matrix = None
+
     def _complete_finished(self) -> None:
-        if not self._flows:
+        if not len(self._flows):
             return
         now = self.env.now
         # A flow whose rest would take less than the clock can resolve at ``now`` is done:
@@ -263,14 +283,8 @@ class FluidNetwork:
         done = (self._remaining <= _DONE_REL * self._work) | (self._remaining <= self._rate * _clock_resolution(now))
         if not done.any():
             return
-        keep = ~done
-        finished = [f for f, d in zip(self._flows, done) if d]
-        self._flows = [f for f, k in zip(self._flows, keep) if k]
-        for slot, flow in enumerate(self._flows):
-            flow.slot = slot
-        for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share"):
-            setattr(self, name, getattr(self, name)[keep])
-        self._cached_matrix = None
+        finished = self._flows[done]
+        self._keep_flows(~done)
         for flow in finished:
             flow.slot = -1
             flow.end_time = now
@@ -281,11 +295,17 @@ class FluidNetwork:
             return
         new = self._pending
         self._pending = []
-        base = len(self._flows)
-        for offset, flow in enumerate(new):
-            flow.slot = base + offset
-        self._flows.extend(new)
+        for flow in new:
+            flow.slot = 0  # in flight; its position is its index in ``_flows``
         count = len(new)
+        added = np.empty(count, dtype=object)
+        added[:] = new
+        self._flows = np.concatenate([self._flows, added])
+        self._entry_resource = np.concatenate([self._entry_resource, *(f.resource_index for f in new)])
+        self._entry_weight = np.concatenate([self._entry_weight, *(f.resource_weight for f in new)])
+        self._path_length = np.concatenate(
+            [self._path_length, np.fromiter((len(f.resource_index) for f in new), dtype=np.int64, count=count)]
+        )
         works = np.fromiter((f.work for f in new), dtype=float, count=count)
         self._remaining = np.concatenate([self._remaining, works])
         self._rate = np.concatenate([self._rate, np.zeros(count)])
@@ -303,29 +323,37 @@ class FluidNetwork:
         self._merge_pending()
         self._complete_finished()
         self.stats.solves += 1
-        if not self._flows:
+        if not len(self._flows):
             self._rate = np.zeros(0)
             self._record(np.zeros(len(self._resources)), np.zeros(len(self._resources)), np.ones(len(self._resources)))
             return
         matrix = self._matrix()
-        flow_count = np.diff(matrix.indptr)
-        capacity = self._effective_capacity(matrix, flow_count)
+        flow_count = np.bincount(self._entry_resource, minlength=len(self._resources))
+        capacity = self._effective_capacity(flow_count)
         self._rate, self._limiter = max_min_rates(matrix, capacity, self._cap, self._share)
-        load = matrix @ self._rate
-        self._record(load / capacity, flow_count, capacity / self._capacity)
+        if self._record_timeline:
+            self._record(matrix @ self._rate / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
-    def _effective_capacity(self, matrix: sp.csr_array, flow_count: np.ndarray) -> np.ndarray:
+    def _effective_capacity(self, flow_count: np.ndarray) -> np.ndarray:
+        """Each resource's capacity under its present load.  A load model is called again
+        only for a resource whose load or nominal capacity changed since the last solve
+        (load models are pure): most solves change a few of hundreds."""
         capacity = self._capacity.copy()
-        for resource in self._load_dependent:
-            row = resource.index
-            if flow_count[row] == 0:
-                continue
-            kinds = np.bincount(
-                self._kind[matrix.indices[matrix.indptr[row] : matrix.indptr[row + 1]]], minlength=KIND_COUNT
-            )
-            load = ResourceLoad(int(flow_count[row]), int(kinds[READ]), int(kinds[WRITE]))
-            capacity[row] = resource.capacity_at(load, nominal=float(self._capacity[row]))
+        if not self._load_dependent:
+            return capacity
+        rows = self._load_rows
+        entry_kind = np.repeat(self._kind, self._path_length)
+        kinds = np.bincount(
+            self._entry_resource * KIND_COUNT + entry_kind, minlength=len(self._resources) * KIND_COUNT
+        ).reshape(-1, KIND_COUNT)
+        key = np.column_stack((flow_count[rows], kinds[rows, READ], kinds[rows, WRITE], self._capacity[rows]))
+        for position in np.flatnonzero((key != self._load_key).any(axis=1)):
+            resource = self._load_dependent[position]
+            load = ResourceLoad(int(key[position, 0]), int(key[position, 1]), int(key[position, 2]))
+            self._load_capacity[position] = resource.capacity_at(load, nominal=float(key[position, 3]))
+        self._load_key = key
+        capacity[rows] = self._load_capacity
         return capacity
 
     def _schedule_wakeup(self) -> None:

@@ -32,7 +32,9 @@ class LoadModel(Protocol):
     """Capacity as a function of load: ``model(nominal_capacity, load) -> capacity``.
 
     Implementations live next to the hardware they describe (e.g. seek thrashing in
-    ``simfs.hardware.hdd``); they must return a positive, finite capacity.
+    ``simfs.hardware.hdd``); they must return a positive, finite capacity, and depend on
+    nothing but their arguments: the network calls a model again only when a resource's
+    load or nominal capacity changed.
     """
 
     def __call__(self, nominal_capacity: float, load: ResourceLoad) -> float: ...

@@ -36,9 +36,9 @@ class RecordingNetwork(FluidNetwork):
 
     def _solve(self, event):
         super()._solve(event)
-        if self._flows:
+        if len(self._flows):
             matrix = self._matrix().toarray()
-            capacity = self._effective_capacity(self._matrix(), np.diff(self._matrix().indptr))
+            capacity = self._effective_capacity(np.bincount(self._entry_resource, minlength=len(self._resources)))
             self.allocations.append((self.env.now, list(self._flows), self._rate.copy(), matrix, capacity))
 
 
