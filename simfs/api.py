@@ -14,17 +14,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from simfs import simulation
 from simfs.errors import SimfsError
 from simfs.experiment import EXPERIMENT_KEYS, Experiment
 from simfs.filesystems import FileSystem, system_from_profile
-from simfs.results import Result
 from simfs.systems.profile import Profile, load_profile, parse_override_value
 from simfs.workloads import WorkloadSpec, parse_workload
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from simfs.results import Result
 
 SystemLike = str | Path | Profile | FileSystem
 WorkloadLike = str | WorkloadSpec
@@ -75,6 +76,8 @@ def simulate(
     experiment_overrides, profile_overrides = split_overrides(overrides)
     built = load_system(system, profile_overrides)
     experiment = Experiment.from_settings({"nodes": nodes, "ppn": ppn, **settings, **experiment_overrides})
+    from simfs import simulation  # numpy, scipy and pandas: only when something runs
+
     return simulation.run(built, load_workload(workload), experiment, record_timeline=record_timeline)
 
 
@@ -102,10 +105,14 @@ def repeat(
     built = load_system(system, profile_overrides)
     spec = load_workload(workload)
     base = Experiment.from_settings({"nodes": nodes, "ppn": ppn, **settings, **experiment_overrides})
+    from simfs import simulation
+
     frames = []
     for offset in range(repeats):
         experiment = Experiment.from_settings({**base.as_dict(), "seed": base.seed + offset})
         frames.append(simulation.run(built, spec, experiment).phases)
+    import pandas as pd
+
     return spread(pd.concat(frames, ignore_index=True))
 
 
@@ -146,6 +153,8 @@ def sweep(
     profile = system if isinstance(system, (Profile, FileSystem)) else load_profile(system)
     systems: dict[tuple, FileSystem] = {}
     points = list(itertools.product(*value_lists))
+    from simfs import simulation
+
     frames = []
     for done, point in enumerate(points, start=1):
         experiment_part, profile_part = split_overrides(dict(zip(keys, point)))
@@ -162,4 +171,6 @@ def sweep(
         frames.append(frame)
         if progress is not None:
             progress(done, len(points))
+    import pandas as pd
+
     return pd.concat(frames, ignore_index=True)

@@ -8,16 +8,23 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from simfs import __version__
-from simfs.api import load_system, load_workload, repeat, simulate, split_overrides, sweep
 from simfs.errors import SimfsError
-from simfs.report.tables import render_text, to_json, wide_table
 from simfs.systems.profile import builtin_names, load_profile
+
+# OpenBLAS starts a thread per core when numpy is imported, 0.07 s of CPU on two cores,
+# which is most of `simfs show`; simfs's matrices are sparse or tiny and never use BLAS
+# threads.  A user's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+# Each command imports what it runs: numpy, scipy and pandas cost about a second of
+# start-up that `simfs --help` and `simfs systems` do not need.
 
 EPILOG = """examples:
   simfs systems
@@ -215,12 +222,17 @@ def _systems(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from simfs.api import load_system, split_overrides
+
     _, profile_overrides = split_overrides(_pairs(args.set, "--set"))
     print(load_system(args.system, profile_overrides).describe())
     return 0
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from simfs.api import repeat, simulate, split_overrides
+    from simfs.report.tables import render_text, wide_table
+
     if args.repeats > 1:
         if args.per_rank or args.timeline:
             raise SimfsError("--repeats: prints the spread of each phase; drop --per-rank and --timeline")
@@ -253,6 +265,9 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from simfs.api import load_workload, sweep
+    from simfs.report.tables import render_text, wide_table
+
     vary: dict[str, list[str]] = {}
     for key, values in _pairs(args.vary, "--vary").items():
         items = [v.strip() for v in values.split(",") if v.strip()]
@@ -452,6 +467,8 @@ def _emit(frame, fmt: str) -> None:
     if fmt == "csv":
         sys.stdout.write(frame.to_csv(index=False))
     else:
+        from simfs.report.tables import to_json
+
         sys.stdout.write(to_json(frame) + "\n")
 
 

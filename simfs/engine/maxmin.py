@@ -19,8 +19,12 @@ to its bottleneck: the resource that froze the flow, or ``CAP`` for its own rate
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 #: Limiter value for a flow held by its own rate cap rather than by a resource.
 CAP = -1

@@ -14,16 +14,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 import simpy
 from simpy.events import Event
 
 from simfs.engine.flow import Flow, Path
 from simfs.engine.maxmin import CAP, max_min_rates
 from simfs.engine.resource import KIND_COUNT, OTHER, READ, WRITE, Resource, ResourceLoad
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import scipy.sparse as sp
 
 #: SimPy processes URGENT (0) then NORMAL (1) events; LATE runs after both at one instant.
 LATE = 2
@@ -257,6 +260,9 @@ class FluidNetwork:
         if not len(self._flows):
             return None
         if self._cached_matrix is None:
+            # Imported here, not at the top: `simfs show` builds systems without solving.
+            import scipy.sparse as sp
+
             indptr = np.zeros(len(self._flows) + 1, dtype=np.int64)
             np.cumsum(self._path_length, out=indptr[1:])
             self._cached_matrix = sp.csc_array(
@@ -387,6 +393,7 @@ class FluidNetwork:
         next row."""
         if not self._record_timeline:
             raise RuntimeError("this network was created without record_timeline=True")
+        import pandas as pd
         names = [r.name for r in self._resources]
         kinds = [r.kind for r in self._resources]
         frames = [

@@ -145,3 +145,21 @@ def test_negative_nodes_flag_is_rejected_by_argparse(capsys):
         main(["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=1", "--nodes", "-2"])
     assert exc.value.code == 2
     assert "expected a positive integer" in capsys.readouterr().err
+
+
+def test_the_command_starts_without_the_numeric_stack():
+    # `simfs --help`, `simfs systems` and `simfs show` must start in a fraction of a
+    # second (issue 17): pandas (and for the first two numpy and scipy) stay unimported.
+    # Checked by what is imported, not by timing.
+    probe = (
+        "import sys, contextlib, io\n"
+        "from simfs.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['systems'])\n"
+        "light = not any(m in sys.modules for m in ('numpy', 'scipy', 'pandas', 'matplotlib'))\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['show', 'crtdc-lfs5'])\n"
+        "print(light, any(m in sys.modules for m in ('scipy', 'pandas', 'matplotlib')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]
