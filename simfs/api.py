@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,18 +68,21 @@ def simulate(
     ppn: int = 1,
     overrides: Mapping[str, Any] | None = None,
     record_timeline: bool = False,
+    force: bool = False,
     **settings: Any,
 ) -> Result:
     """Simulate one configuration.
 
-    ``settings`` are further experiment settings (``stripe_count=8``, ``seed=3``).
+    ``settings`` are further experiment settings (``stripe_count=8``, ``seed=3``).  A run
+    estimated beyond :mod:`simfs.cost`'s limits (an hour of CPU, half the memory) raises
+    :class:`~simfs.errors.ExperimentError` with the estimate unless ``force``.
     """
     experiment_overrides, profile_overrides = split_overrides(overrides)
     built = load_system(system, profile_overrides)
     experiment = Experiment.from_settings({"nodes": nodes, "ppn": ppn, **settings, **experiment_overrides})
     from simfs import simulation  # numpy, scipy and pandas: only when something runs
 
-    return simulation.run(built, load_workload(workload), experiment, record_timeline=record_timeline)
+    return simulation.run(built, load_workload(workload), experiment, record_timeline=record_timeline, force=force)
 
 
 #: Columns summarised over repeats (min, median, max).
@@ -93,6 +97,7 @@ def repeat(
     nodes: int = 1,
     ppn: int = 1,
     overrides: Mapping[str, Any] | None = None,
+    force: bool = False,
     **settings: Any,
 ) -> pd.DataFrame:
     """Simulate one configuration ``repeats`` times with seeds ``seed .. seed + repeats -
@@ -105,12 +110,15 @@ def repeat(
     built = load_system(system, profile_overrides)
     spec = load_workload(workload)
     base = Experiment.from_settings({"nodes": nodes, "ppn": ppn, **settings, **experiment_overrides})
-    from simfs import simulation
+    from simfs import cost, simulation
 
+    if not force:
+        once = simulation.estimate_cost(built, spec, base)
+        cost.check(replace(once, seconds=once.seconds * repeats))
     frames = []
     for offset in range(repeats):
         experiment = Experiment.from_settings({**base.as_dict(), "seed": base.seed + offset})
-        frames.append(simulation.run(built, spec, experiment).phases)
+        frames.append(simulation.run(built, spec, experiment, force=True).phases)
     import pandas as pd
 
     return spread(pd.concat(frames, ignore_index=True))
@@ -133,6 +141,7 @@ def sweep(
     *,
     overrides: Mapping[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    force: bool = False,
     **settings: Any,
 ) -> pd.DataFrame:
     """Simulate the Cartesian product of ``vary`` and return one tidy phase table.
@@ -153,17 +162,26 @@ def sweep(
     profile = system if isinstance(system, (Profile, FileSystem)) else load_profile(system)
     systems: dict[tuple, FileSystem] = {}
     points = list(itertools.product(*value_lists))
-    from simfs import simulation
+    from simfs import cost, simulation
 
-    frames = []
-    for done, point in enumerate(points, start=1):
+    # Every point is built and checked before the first one runs: a bad value or a
+    # point far too large for the machine is refused now, not after an hour of sweep.
+    planned = []
+    for point in points:
         experiment_part, profile_part = split_overrides(dict(zip(keys, point)))
         profile_overrides = {**base_profile, **profile_part}
         cache_key = tuple(sorted((k, repr(v)) for k, v in profile_overrides.items()))
         if cache_key not in systems:
             systems[cache_key] = load_system(profile, profile_overrides)
         experiment = Experiment.from_settings({**settings, **base_experiment, **experiment_part})
-        result = simulation.run(systems[cache_key], spec, experiment)
+        planned.append((systems[cache_key], experiment))
+    if not force:
+        costs = [simulation.estimate_cost(built, spec, experiment) for built, experiment in planned]
+        total = replace(max(costs, key=lambda c: c.memory_bytes), seconds=sum(c.seconds for c in costs))
+        cost.check(total)
+    frames = []
+    for done, (point, (built, experiment)) in enumerate(zip(points, planned), start=1):
+        result = simulation.run(built, spec, experiment, force=True)
         frame = result.phases
         for key, value in zip(keys, point):
             if key not in frame.columns:

@@ -13,6 +13,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from simfs import __version__
 from simfs.errors import SimfsError
@@ -40,6 +41,19 @@ EPILOG = """examples:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run(args)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """A warning as one line, ``simfs: warning: ...``, not Python's two with a path."""
+    print(f"simfs: warning: {message}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.handler(args)
     except SimfsError as exc:
@@ -52,8 +66,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line, as every other refusal (the usage it
+    prints first is a screenful for ``simulate``; ``--help`` shows it)."""
+
+    def error(self, message: str) -> NoReturn:
+        where = "" if self.prog == "simfs" else f"{self.prog.removeprefix('simfs ')}: "
+        self.exit(2, f"simfs: error: {where}{message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="simfs",
         description="Discrete-event simulator of cluster file systems.",
         epilog=EPILOG,
@@ -82,8 +105,22 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--out", required=True, help="calibrated profile to write (never the source profile)")
     calibrate.add_argument("--report", help="write the fit report (Markdown) here")
     calibrate.add_argument("--free", action="append", metavar="FIELD", help="fit only these declared parameters")
-    calibrate.add_argument("--bootstrap", type=int, default=20, help="bootstrap refits for the intervals (default 20)")
-    calibrate.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    # --bootstrap and --seed are checked by _calibrate, so that a bad value is the one-line
+    # error of every other input mistake rather than argparse's usage message.
+    calibrate.add_argument(
+        "--bootstrap",
+        default="20",
+        metavar="N",
+        help="bootstrap refits for the 95%% intervals: 0 (no intervals) or at least 20 (default 20)",
+    )
+    calibrate.add_argument(
+        "--seed", default="0", metavar="N", help="bootstrap seed, a non-negative integer (default 0)"
+    )
+    calibrate.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first file in a folder that cannot be read (default: skip it with a warning)",
+    )
     calibrate.set_defaults(handler=_calibrate)
 
     validate = commands.add_parser(
@@ -143,6 +180,11 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--format", choices=("table", "csv", "json"), default="table", help="output format (default table)"
         )
+        sub.add_argument(
+            "--force",
+            action="store_true",
+            help="run even if the estimate is beyond the limits (an hour of CPU or half the memory)",
+        )
         if name == "simulate":
             sub.add_argument("--per-rank", action="store_true", help="print one row per rank and phase")
             sub.add_argument(
@@ -197,9 +239,13 @@ def _pairs(items: Sequence[str], option: str) -> dict[str, str]:
     pairs: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise SimfsError(f"{option} {item!r}: expected KEY=VALUE")
-        pairs[key.strip()] = value.strip()
+        if key in pairs:
+            # Silently keeping the last of two values hides a typo in a long command line.
+            raise SimfsError(f"{option} {key}: given twice ({pairs[key]!r} and {value.strip()!r}); give it once")
+        pairs[key] = value.strip()
     return pairs
 
 
@@ -207,7 +253,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, str]:
     overrides = _pairs(args.set, "--set")
     for name in ("nodes", "ppn"):
         if getattr(args, name, None) is not None:
+            if name in overrides:
+                raise SimfsError(f"--{name} {getattr(args, name)} and --set {name}={overrides[name]}: give {name} once")
             overrides[name] = str(getattr(args, name))
+    for name in getattr(args, "vary", None) or ():
+        key = name.partition("=")[0].strip()
+        if key in overrides or (key in ("nodes", "ppn") and getattr(args, key, None) is not None):
+            raise SimfsError(f"--vary {key} and a fixed {key} (--set or --{key}): give {key} once")
     return overrides
 
 
@@ -237,13 +289,18 @@ def _simulate(args: argparse.Namespace) -> int:
         if args.per_rank or args.timeline:
             raise SimfsError("--repeats: prints the spread of each phase; drop --per-rank and --timeline")
         experiment, profile_overrides = split_overrides(_overrides(args))
-        table = repeat(args.system, args.workload, args.repeats, overrides={**experiment, **profile_overrides})
+        table = repeat(
+            args.system, args.workload, args.repeats, overrides={**experiment, **profile_overrides}, force=args.force
+        )
         if args.format == "table":
             print(render_text(table))
         else:
             _emit(table, args.format)
         return 0
-    result = simulate(args.system, args.workload, overrides=_overrides(args), record_timeline=bool(args.timeline))
+    timeline = _output_path(args.timeline, "--timeline", (".csv", *FIGURE_SUFFIXES)) if args.timeline else None
+    result = simulate(
+        args.system, args.workload, overrides=_overrides(args), record_timeline=bool(args.timeline), force=args.force
+    )
     frame = result.ranks if args.per_rank else result.phases
     if args.format == "table" and not args.per_rank:
         table = wide_table(frame, ["nodes", "ppn"])
@@ -251,8 +308,8 @@ def _simulate(args: argparse.Namespace) -> int:
     else:
         _emit(frame, "csv" if args.format == "table" else args.format)
     if args.timeline:
-        target = _output_path(args.timeline, "--timeline")
-        if target.suffix == ".csv":
+        target = timeline
+        if target.suffix.lower() == ".csv":
             from simfs.report.files import write_text
 
             write_text(target, result.timeline.to_csv(index=False))
@@ -276,7 +333,7 @@ def _sweep(args: argparse.Namespace) -> int:
         vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
     overrides = _overrides(args)
     load_workload(args.workload)  # fail on a bad command line before any work
-    plot_path = _output_path(args.plot, "--plot") if args.plot else None
+    plot_path = _output_path(args.plot, "--plot", FIGURE_SUFFIXES) if args.plot else None
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -291,7 +348,7 @@ def _sweep(args: argparse.Namespace) -> int:
             bar.update(1)
 
     try:
-        phases = sweep(args.system, args.workload, vary, overrides=overrides, progress=progress)
+        phases = sweep(args.system, args.workload, vary, overrides=overrides, progress=progress, force=args.force)
     finally:
         if bar is not None:
             bar.close()
@@ -311,29 +368,53 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def _calibrate(args: argparse.Namespace) -> int:
     import warnings
+    from collections.abc import Iterator
+    from contextlib import contextmanager
 
     import pandas as pd
 
     from simfs.calibrate import ProfileCalibrator
+    from simfs.calibrate.calibrator import check_bootstrap, check_seed
     from simfs.calibrate.output import calibrated_profile_text, fit_report
     from simfs.ingest import read_measurements
     from simfs.report.files import write_text
 
+    def integer(text: object, option: str) -> int:
+        try:
+            return int(str(text))
+        except ValueError:
+            raise SimfsError(f"{option} {text!r}: expected an integer") from None
+
+    @contextmanager
+    def caught_warnings() -> Iterator[list[str]]:
+        """Warnings raised inside the block, printed at its end even when it fails: the
+        reasons behind an error ("none can be simulated") come before the error itself."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            messages: list[str] = []
+            try:
+                yield messages
+            finally:
+                messages += [f"{w.category.__name__}: {w.message}" for w in caught]
+                for message in messages:
+                    print(f"simfs: warning: {message}", file=sys.stderr)
+
+    # Every option before any file is read and before the fit, which takes minutes.
+    bootstrap = check_bootstrap(integer(args.bootstrap, "--bootstrap"), "--bootstrap")
+    seed = check_seed(integer(args.seed, "--seed"), "--seed")
     profile = load_profile(args.system)
     out = _output_path(args.out, "--out")
-    report_path = _output_path(args.report, "--report") if args.report else None
-    # Checked before the fit, which takes minutes: the source profile is never written.
+    report_path = _output_path(args.report, "--report", (".md",)) if args.report else None
+    # The source profile is never written.
     if out.exists() and out.resolve() == Path(profile.origin).resolve():
         raise SimfsError(f"--out {out}: refusing to overwrite the source profile")
-    measurements = pd.concat([read_measurements(path) for path in args.data], ignore_index=True)
+    with caught_warnings() as read_messages:
+        measurements = pd.concat([read_measurements(path, strict=args.strict) for path in args.data], ignore_index=True)
     command = _command_line("calibrate")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        calibrator = ProfileCalibrator(profile, free=args.free, bootstrap=args.bootstrap, seed=args.seed)
+    with caught_warnings() as fit_messages:
+        calibrator = ProfileCalibrator(profile, free=args.free, bootstrap=bootstrap, seed=seed)
         calibrator.fit(measurements)
-    messages = [f"{w.category.__name__}: {w.message}" for w in caught]
-    for message in messages:
-        print(f"simfs: warning: {message}", file=sys.stderr)
+    messages = read_messages + fit_messages
     data = [str(p) for p in args.data]
     # Both texts first, so that a failure leaves neither file half-made.
     text = calibrated_profile_text(calibrator, data, command)
@@ -343,9 +424,11 @@ def _calibrate(args: argparse.Namespace) -> int:
         write_text(report_path, report)
     summary = calibrator.summary_
     for name, value in calibrator.params_.items():
-        low, high = calibrator.intervals_[name]
-        flag = "" if calibrator.identifiable_[name] else "  (not identifiable)"
-        print(f"{name} = {value:.4g}  [{low:.4g}, {high:.4g}]{flag}")
+        interval = calibrator.intervals_[name]
+        shown = "no interval" if interval is None else f"[{interval[0]:.4g}, {interval[1]:.4g}]"
+        verdict = calibrator.identifiable_[name]
+        flag = {True: "", False: "  (not identifiable)", None: "  (identifiability not assessed)"}[verdict]
+        print(f"{name} = {value:.4g}  {shown}{flag}")
     print(
         f"fit: {summary['points']} points, RMS log error {summary['rms_log_error']:.4f}, "
         f"median |error| {summary['median_abs_error_pct']:.1f}%; wrote {out}"
@@ -354,7 +437,10 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> int:
+    from simfs.report.files import write_text
     from simfs.runner import measure, write_outputs
+    from simfs.runner.output import strict_json
+    from simfs.runner.signals import deferred_signals, pause_point
 
     words = args.workload[1:] if args.workload[:1] == ["--"] else args.workload
     if not words:
@@ -372,32 +458,56 @@ def _measure(args: argparse.Namespace) -> int:
 
         require_parquet(f"--trace {trace}")
     summary = io.StringIO()
-    measured = measure(
-        shlex.join(words),
-        args.dir,
-        processes=args.np,
-        backend=args.backend,
-        keep=args.keep,
-        trace_ops=args.trace_ops,
-        argv=["simfs", *sys.argv[1:]] if sys.argv[1:2] == ["measure"] else None,
-        out=summary,
-    )
-    # Files before the terminal: mpirun kills its ranks 1 s after forwarding Ctrl-C as
-    # SIGTERM (Open MPI's odls_base_sigkill_timeout) and stops draining their stdout, so a
-    # reporter that printed first could die with the record unwritten.  The summary is
-    # printed even when a file cannot be written: the run happened.
-    try:
+    json_path = outputs.get("json")
+    started: list[Path] = []
+
+    def on_start(record: dict) -> None:
+        # Before the ranks start: if this process is killed (SIGKILL, the OOM killer,
+        # mpirun ending the job), the record says so instead of being missing or stale.
+        if json_path is not None:
+            write_text(json_path, strict_json(record))
+            started.append(json_path)
+
+    output_error: SimfsError | None = None
+    # SIGINT and SIGTERM wait (noted, not raised) until the record is written and the
+    # run directory removed; the run itself turns them into a stop.
+    with deferred_signals():
+        try:
+            measured = measure(
+                shlex.join(words),
+                args.dir,
+                processes=args.np,
+                backend=args.backend,
+                keep=args.keep,
+                trace_ops=args.trace_ops,
+                argv=["simfs", *sys.argv[1:]] if sys.argv[1:2] == ["measure"] else None,
+                out=summary,
+                on_start=on_start,
+            )
+        except BaseException:
+            for path in started:  # the run did not start after all: no record of it
+                path.unlink(missing_ok=True)
+            raise
+        # Files before the terminal: mpirun kills its ranks 1 s after forwarding Ctrl-C as
+        # SIGTERM (Open MPI's odls_base_sigkill_timeout) and stops draining their stdout, so
+        # a reporter that printed first could die with the record unwritten.
         if measured.record:
-            write_outputs(measured, json_path=outputs.get("json"), trace_path=trace, ops=args.trace_ops)
-    finally:
-        sys.stdout.write(summary.getvalue())
-        sys.stdout.flush()
-    if measured.exit_code:
-        if measured.record:  # the reporter: others stay quiet
-            label = "interrupted" if measured.status == "interrupted" else "error"
-            print(f"simfs: {label}: {measured.reason}", file=sys.stderr)
-        return measured.exit_code
-    return 0
+            pause_point("before_outputs")
+            try:
+                write_outputs(measured, json_path=json_path, trace_path=trace, ops=args.trace_ops)
+            except SimfsError as exc:
+                output_error = exc
+    # The summary is printed even when a file cannot be written: the run happened.
+    sys.stdout.write(summary.getvalue())
+    sys.stdout.flush()
+    code = measured.exit_code
+    if code and measured.record:  # the reporter: others stay quiet
+        label = "interrupted" if measured.status == "interrupted" else "error"
+        print(f"simfs: {label}: {measured.reason}", file=sys.stderr)
+    if output_error is not None:
+        print(f"simfs: error: {output_error}", file=sys.stderr)
+        code = code or 2
+    return code
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -409,7 +519,7 @@ def _validate(args: argparse.Namespace) -> int:
         raise SimfsError("validate: give validation cases (files or folders), or --live RUN.json --system NAME")
 
     cases = find_cases(args.cases)
-    report_path = _output_path(args.report, "--report") if args.report else None
+    report_path = _output_path(args.report, "--report", (".md",)) if args.report else None
     outcomes = run_cases(cases)
     for split, numbers in sorted(summarise(outcomes).items()):
         print(
@@ -448,10 +558,19 @@ def _validate_live(args: argparse.Namespace) -> int:
     return 0
 
 
-def _output_path(text: str, option: str) -> Path:
-    """An output file whose folder exists (checked before any long computation)."""
+#: What each kind of output file may end in (the writers choose the format by suffix).
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+
+
+def _output_path(text: str, option: str, suffixes: Sequence[str] = ()) -> Path:
+    """An output file whose folder exists and whose suffix a writer knows, checked
+    before any long computation so a typo does not cost the run."""
     path = Path(text)
-    if not path.parent.exists():
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise SimfsError(f"{option} {path}: expected a file ending in {', '.join(suffixes)}")
+    if path.is_dir():
+        raise SimfsError(f"{option} {path}: is a directory; expected a file name")
+    if not path.parent.is_dir():
         raise SimfsError(f"{option} {path}: directory {path.parent} does not exist")
     return path
 

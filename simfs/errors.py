@@ -22,3 +22,8 @@ class WorkloadError(SimfsError):
 
 class ExperimentError(SimfsError):
     """An experiment setting (nodes, processes per node, striping, ...) is invalid."""
+
+
+class ImplausibleValueWarning(UserWarning):
+    """A value that is allowed but unlikely to be meant (a rate of 150 B/s, more
+    processes than cores); the ``simfs`` command prints it as one line."""

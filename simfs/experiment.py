@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from simfs.errors import ExperimentError
+from simfs.errors import ExperimentError, SimfsError
 from simfs.units import parse_ior_size
 
 EXPERIMENT_KEYS = (
@@ -81,6 +81,15 @@ class Experiment:
             raise ExperimentError(f"stripe_offset: expected -1 or an OST index, got {self.stripe_offset!r}")
         if self.background is not None and (not isinstance(self.background, str) or not self.background.strip()):
             raise ExperimentError(f"background: expected a workload command line, got {self.background!r}")
+        if self.background is not None:
+            # Parsed now even with no background nodes (a sweep may add them later): a typo
+            # must not wait for the point that uses it.
+            from simfs.workloads import parse_workload
+
+            try:
+                parse_workload(self.background)
+            except SimfsError as exc:
+                raise ExperimentError(f"background: {exc}") from None
         if self.mode not in MODES:
             raise ExperimentError(f"mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
         if self.background_nodes and self.background is None:

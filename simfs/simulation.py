@@ -14,6 +14,8 @@ drives.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from collections import defaultdict
 from dataclasses import replace
 
@@ -21,14 +23,44 @@ import numpy as np
 import pandas as pd
 import simpy
 
+from simfs import cost
 from simfs.engine import READ, WRITE, FluidNetwork
 from simfs.engine.barrier import Barrier
-from simfs.errors import ExperimentError, WorkloadError
+from simfs.errors import ExperimentError, ImplausibleValueWarning, WorkloadError
 from simfs.experiment import Experiment
 from simfs.filesystems.core import FileSystem, FileSystemInstance, Layout
 from simfs.results import PhaseAttribution, RankRecord, Result
 from simfs.workloads import parse_workload
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec, transfer_offsets
+
+
+def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experiment) -> cost.Cost:
+    """What simulating ``workload`` on ``system`` will cost (:mod:`simfs.cost`)."""
+    background = _background_workload(experiment)
+    all_nodes = experiment.nodes + (experiment.background_nodes if background else 0)
+    request_level = (
+        experiment.mode != "fluid" and system.lock_policy() is not None and system.mechanisms["extent_locks"]
+    )
+    main = cost.estimate(
+        experiment.ranks,
+        experiment.nodes,
+        list(workload.phases),
+        workload.iterations,
+        system.server_count + system.target_count + all_nodes,
+        request_level,
+    )
+    if not background:
+        return main
+    # The background job shares the run: its ranks are in flight beside the main ones.
+    extra = cost.estimate(
+        experiment.background_nodes * experiment.background_ppn,
+        experiment.background_nodes,
+        list(background.phases),
+        background.iterations,
+        0,
+        request_level,
+    )
+    return cost.Cost(*(a + b for a, b in zip(dataclasses.astuple(main), dataclasses.astuple(extra))))
 
 
 def run(
@@ -37,8 +69,11 @@ def run(
     experiment: Experiment,
     *,
     record_timeline: bool = False,
+    force: bool = False,
 ) -> Result:
-    """Simulate ``workload`` on ``system``; see :func:`simfs.simulate` for the friendly API."""
+    """Simulate ``workload`` on ``system``; see :func:`simfs.simulate` for the friendly API.
+
+    A run estimated beyond :mod:`simfs.cost`'s limits is refused unless ``force``."""
     io = system.io
     _check_simulable(workload)
     system.check_workload(workload)
@@ -62,6 +97,16 @@ def run(
     if stripe_offset >= system.target_count:
         raise ExperimentError(
             f"stripe_offset: {stripe_offset} is not an OST index of {system.name} (0..{system.target_count - 1})"
+        )
+
+    cost.check(estimate_cost(system, workload, experiment), force=force)
+    cores = system.client.cores
+    if experiment.ppn > cores and workload.tool != "obdfilter-survey":
+        warnings.warn(
+            f"ppn: {experiment.ppn} processes per node on {cores}-core client nodes of {system.name}: "
+            "they share the cores",
+            ImplausibleValueWarning,
+            stacklevel=2,
         )
 
     env = simpy.Environment()

@@ -5,8 +5,15 @@ from __future__ import annotations
 import math
 
 import simpy
+from hypothesis import HealthCheck, settings
 
 from simfs.engine import FluidNetwork, Resource
+
+# No test may depend on the machine's speed: hypothesis's 200 ms per-example deadline
+# failed a run on a loaded 2-core machine (issue 17), and the too_slow health check is
+# a timing check too.  Every property test inherits this profile.
+settings.register_profile("simfs", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("simfs")
 
 
 def run_flows(capacities, flows, starts=None):

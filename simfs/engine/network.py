@@ -20,6 +20,7 @@ import numpy as np
 import simpy
 from simpy.events import Event
 
+from simfs.engine.clock import clock_resolution
 from simfs.engine.flow import Flow, Path
 from simfs.engine.maxmin import CAP, max_min_rates
 from simfs.engine.resource import KIND_COUNT, OTHER, READ, WRITE, Resource, ResourceLoad
@@ -34,11 +35,6 @@ LATE = 2
 # A flow is complete when less than this fraction of its work remains; float round-off in
 # ``remaining -= rate * dt`` is many orders of magnitude below it.
 _DONE_REL = 1e-9
-
-
-def _clock_resolution(now: float) -> float:
-    """The smallest delay that still moves a float clock standing at ``now``."""
-    return 4.0 * math.ulp(max(now, 1.0))
 
 
 class _Deferred(Event):
@@ -286,7 +282,7 @@ class FluidNetwork:
         now = self.env.now
         # A flow whose rest would take less than the clock can resolve at ``now`` is done:
         # otherwise, late in a long run, its wakeup lands at ``now`` again and never ends.
-        done = (self._remaining <= _DONE_REL * self._work) | (self._remaining <= self._rate * _clock_resolution(now))
+        done = (self._remaining <= _DONE_REL * self._work) | (self._remaining <= self._rate * clock_resolution(now))
         if not done.any():
             return
         finished = self._flows[done]
@@ -367,7 +363,7 @@ class FluidNetwork:
         if not moving.any():
             stuck = self._flows[0]
             raise RuntimeError(f"flow {stuck.name!r} cannot progress: every rate is zero")
-        delay = max(float(np.min(self._remaining[moving] / self._rate[moving])), _clock_resolution(self.env.now))
+        delay = max(float(np.min(self._remaining[moving] / self._rate[moving])), clock_resolution(self.env.now))
         self._wakeup_generation += 1
         generation = self._wakeup_generation
         wakeup = _Deferred(self.env, delay, simpy.events.NORMAL)
@@ -394,6 +390,7 @@ class FluidNetwork:
         if not self._record_timeline:
             raise RuntimeError("this network was created without record_timeline=True")
         import pandas as pd
+
         names = [r.name for r in self._resources]
         kinds = [r.kind for r in self._resources]
         frames = [

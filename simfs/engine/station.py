@@ -31,6 +31,8 @@ from collections.abc import Generator
 import simpy
 from simpy.events import Timeout
 
+from simfs.engine.clock import clock_resolution
+
 
 class _Servers:
     """What every station has: a name, a kind for attribution, a number of servers
@@ -331,7 +333,8 @@ class SharedStation(_Servers):
             self._generation += 1
             self._wake_at = math.inf
             return
-        at = self._env.now + max(0.0, (self._jobs[0][0] - self._virtual) / self._rate())
+        now = self._env.now
+        at = now + max(clock_resolution(now), (self._jobs[0][0] - self._virtual) / self._rate())
         # An arrival only slows the others: a wake-up already set is early, not late, and
         # finds nothing to release but reschedules (one event saved per arrival).
         if arrival and self._wake_at <= at:
@@ -347,8 +350,9 @@ class SharedStation(_Servers):
         self._wake_at = math.inf
         self._advance()
         now = self._env.now
-        # Float round-off: requests within a relative 1e-12 of their finish have finished.
-        limit = self._virtual + 1e-12 * max(1.0, abs(self._virtual))
+        # Float round-off: requests within a relative 1e-12 of their finish, or closer to
+        # it than the clock can resolve at ``now``, have finished.
+        limit = self._virtual + max(1e-12 * max(1.0, abs(self._virtual)), self._rate() * clock_resolution(now))
         while self._jobs and self._jobs[0][0] <= limit:
             _, _, arrived, event, then_s, on_finish = heapq.heappop(self._jobs)
             self.completed += 1

@@ -26,7 +26,34 @@ def system_from_profile(profile: Profile) -> FileSystem:
     kind = profile.data.get("system", {}).get("filesystem")
     if kind not in _MODELS:
         raise ProfileError(f"{profile.origin}: system.filesystem: expected one of {', '.join(_MODELS)}, got {kind!r}")
+    _check_calibration(profile)
     return _MODELS[kind].from_profile(profile)
+
+
+def _check_calibration(profile: Profile) -> None:
+    """The ``[calibration]`` table is read only by ``simfs calibrate``; checked here so a
+    typo in it is found when the profile is first used, not at the first calibration."""
+    table = profile.data.get("calibration")
+    if table is None:
+        return
+    if not isinstance(table, dict):
+        raise ProfileError(f"{profile.origin}: calibration: expected a table ([calibration.free] and its results)")
+    unknown = sorted(set(table) - {"free", "fitted", "fit"})
+    if unknown:
+        raise ProfileError(
+            f"{profile.origin}: calibration.{unknown[0]}: unknown table (expected calibration.free, "
+            "and calibration.fitted and calibration.fit as simfs calibrate writes them)"
+        )
+    if table.get("free"):
+        from simfs.systems.free_parameters import declared_free_parameters
+
+        try:
+            declared_free_parameters(profile)
+        except ProfileError as exc:
+            message = str(exc)
+            raise ProfileError(
+                message if message.startswith(profile.origin) else f"{profile.origin}: {message}"
+            ) from None
 
 
 __all__ = [

@@ -10,11 +10,20 @@ oss.count=16``) produce a new profile; the file on disk is never touched.
 from __future__ import annotations
 
 import math
+import os
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Any
 
-from simfs.errors import ProfileError
+from simfs.errors import ImplausibleValueWarning, ProfileError
+from simfs.textinput import read_text_file
+
+#: A data rate below this (B/s) is warned about: no storage or network part is that slow,
+#: and ``150`` for ``150e6`` simulates silently at 0.000 GB/s otherwise.
+IMPLAUSIBLE_BPS = 1e6
+#: A profile is a few kilobytes; anything beyond this is not one (``/dev/zero``, a log).
+PROFILE_LIMIT_BYTES = 1024 * 1024
 
 _MISSING = object()
 #: Default marker for a field that must be present.
@@ -42,12 +51,7 @@ class Profile:
     @classmethod
     def from_file(cls, path: str | Path) -> Profile:
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ProfileError(f"{path}: no such file") from None
-        except OSError as exc:
-            raise ProfileError(f"{path}: cannot read ({exc.strerror})") from None
+        text = read_text_file(path, what="a TOML profile", limit_bytes=PROFILE_LIMIT_BYTES, error=ProfileError)
         return cls.from_text(text, str(path))
 
     @classmethod
@@ -125,6 +129,12 @@ class Profile:
             raise ProfileError(f"{self._origin}: {key}: expected >= {minimum:g}, got {value!r}")
         if maximum is not None and value > maximum:
             raise ProfileError(f"{self._origin}: {key}: expected <= {maximum:g}, got {value!r}")
+        if key.endswith("_Bps") and 0 < value < IMPLAUSIBLE_BPS:
+            warnings.warn(
+                f"{self._origin}: {key} = {value:g} B/s is below 1 MB/s; a missing exponent (150e6)?",
+                ImplausibleValueWarning,
+                stacklevel=2,
+            )
         return int(value) if integer else float(value)
 
     def string(self, key: str, default: Any = _MISSING, *, choices: Any = None) -> str:
@@ -143,7 +153,11 @@ class Profile:
         return value
 
     def table(self, key: str, default: Any = _MISSING) -> dict[str, Any]:
+        """A table whose entries the caller reads one by one: each entry's fields must
+        still be read, so a misspelt field inside (``[networks.x] bandwith_Bps``) is
+        reported by :meth:`check_all_read`."""
         value = self.raw(key, default)
+        self._read.discard(key)
         if not isinstance(value, dict):
             raise ProfileError(f"{self._origin}: {key}: expected a table, got {value!r}")
         return value
@@ -200,7 +214,7 @@ def load_profile(system: str | Path) -> Profile:
     if text in builtin_names():
         return Profile.from_file(BUILTIN_DIR / f"{text}.toml")
     path = Path(text)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix == ".toml" or os.path.lexists(path):
         return Profile.from_file(path)
     known = ", ".join(builtin_names())
     raise ProfileError(f"unknown system {text!r}: expected a built-in name ({known}) or a .toml path")

@@ -41,6 +41,7 @@ from typing import Any
 from simfs.errors import SimfsError
 from simfs.experiment import EXPERIMENT_KEYS
 from simfs.predict import SIMULATED_METRICS
+from simfs.textinput import read_text_file
 
 SPLITS = ("calibration", "held-out")
 #: A curve "collapses" when its last point is at least this much below its peak.
@@ -85,12 +86,11 @@ class ValidationCase:
 
 def load_case(path: str | Path) -> ValidationCase:
     path = Path(path)
+    text = read_text_file(path, what="a validation case (TOML)", limit_bytes=1024 * 1024)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SimfsError(f"{path}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise SimfsError(f"{path}: cannot read ({exc.strerror})") from None
     unknown = set(data) - {"case", "points", "expect"}
     if unknown:
         raise SimfsError(f"{path}: unknown table {sorted(unknown)[0]!r} (expected case, points, expect)")

@@ -22,7 +22,7 @@ direction, reported as the file size over the time.
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.workloads.options import parse_count, parse_size, scan_options
+from simfs.workloads.options import MAX_COUNT, parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-f", "-q"}
@@ -42,6 +42,13 @@ def parse_bonnie(args: list[str], command: str) -> WorkloadSpec:
     size_text, _, chunk_text = values["-s"].partition(":")
     size = _size(size_text, "-s", default_unit=1 << 20)
     chunk = _size(chunk_text or "8k", "-s chunk", default_unit=1)
+    if chunk > size:
+        raise WorkloadError(
+            f"bonnie++: -s {values['-s']}: the chunk ({chunk:,} B) is larger than the file ({size:,} B)"
+        )
+    if "-r" in values and not (values["-r"].isdigit() and int(values["-r"]) <= MAX_COUNT):
+        # bonnie++ -r is the RAM size in MiB (0 turns its size check off); not used here.
+        raise WorkloadError(f"bonnie++: -r {values['-r']}: expected the RAM size in MiB (a non-negative integer)")
     repetitions = parse_count("bonnie++", f"-x {values.get('-x', '1')}", values.get("-x", "1"))
     common = dict(bytes_per_rank=size, transfer_size_bytes=chunk)
     phases = (

@@ -48,6 +48,11 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
     iterations = _count(values, "-i") if "-i" in values else 1
     write_bytes = _size(values, "-w")
     read_bytes = _size(values, "-e")
+    if read_bytes > write_bytes and "-D" not in flags and ("-C" in flags or not flags & {"-C", "-T", "-E", "-r"}):
+        # The files this run creates hold -w bytes each; reading more finds end-of-file.
+        raise WorkloadError(
+            f"mdtest: -e {values['-e']} reads more than the -w {values.get('-w', '0')} bytes written to each file"
+        )
     if "-F" in flags and "-D" in flags:
         raise WorkloadError("mdtest: -F and -D exclude each other (files only / directories only)")
     kinds = ["dir"] if "-D" in flags else ["file"] if "-F" in flags else ["dir", "file"]

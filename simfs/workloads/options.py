@@ -21,10 +21,17 @@ def parse_size(tool: str, shown: str, text: str, *, allow_zero: bool = False) ->
     return size
 
 
-def parse_count(tool: str, shown: str, text: str) -> int:
-    """``text`` as a positive integer."""
+#: The largest count a tool takes: the C ``int`` most of them store it in (IOR's ``-D``,
+#: mdtest's ``-N`` and ``-n`` before 64-bit builds, bonnie++'s ``-r``).
+MAX_COUNT = 2**31 - 1
+
+
+def parse_count(tool: str, shown: str, text: str, *, maximum: int = MAX_COUNT) -> int:
+    """``text`` as a positive integer no larger than ``maximum``."""
     if not text.isdigit() or int(text) < 1:
         raise WorkloadError(f"{tool}: {shown}: expected a positive integer")
+    if int(text) > maximum:
+        raise WorkloadError(f"{tool}: {shown}: expected at most {maximum:,}")
     return int(text)
 
 

@@ -11,9 +11,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from simfs.errors import WorkloadError
+
 Op = Literal["write", "read", "rewrite", "create", "stat", "remove"]
 #: Ops that are metadata operations on ``items_per_rank`` items (mdtest phases).
 METADATA_OPS = ("create", "stat", "remove")
+
+#: Bytes a rank may move in one phase: float64 counts every byte exactly up to 2^53, and
+#: a phase's bytes are summed over ranks in floats (beyond it ``-s 2^63`` lost 1 MiB).
+MAX_BYTES_PER_RANK = 2**53
+#: Metadata items per rank and phase (mdtest ``-n``): each is simulated request by request.
+MAX_ITEMS_PER_RANK = 100_000_000
+#: Repetitions of the phase sequence (IOR ``-i``, mdtest ``-i``).
+MAX_ITERATIONS = 100_000
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,21 @@ class WorkloadSpec:
     synchronized: bool = True
     intra_phase_barriers: bool = False
     options: dict[str, object] = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        for phase in self.phases:
+            if phase.bytes_per_rank > MAX_BYTES_PER_RANK:
+                raise WorkloadError(
+                    f"{self.tool}: {phase.label}: {phase.bytes_per_rank:,} bytes per rank; simfs counts bytes "
+                    f"exactly up to 2^53 = {MAX_BYTES_PER_RANK:,} (8 PiB) per rank and phase"
+                )
+            if phase.items_per_rank > MAX_ITEMS_PER_RANK:
+                raise WorkloadError(
+                    f"{self.tool}: {phase.label}: {phase.items_per_rank:,} items per rank; at most "
+                    f"{MAX_ITEMS_PER_RANK:,} (each item is simulated request by request)"
+                )
+        if self.iterations > MAX_ITERATIONS:
+            raise WorkloadError(f"{self.tool}: {self.iterations:,} iterations; at most {MAX_ITERATIONS:,}")
 
     @property
     def bytes_per_rank(self) -> int:

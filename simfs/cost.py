@@ -1,0 +1,136 @@
+"""What a simulation will cost, estimated before it starts, and the limits a run must
+stay within unless the user forces it.
+
+A typo (``--ppn 999999``, ``oss.count = 10000000``) or a workload far beyond what a
+discrete-event simulation on one core can do should be refused in a second with the
+estimate, not run for hours or until the machine runs out of memory.
+
+The estimate is an upper bound of the order of magnitude, from the three things that
+cost CPU time (coefficients measured on the development machine, 2026-11-24, with
+``benchmarks/bench_speed.py`` and the runs listed in ``docs/performance.md``):
+
+* **Fluid solves.**  Every start and end of a rank's data flow re-solves the network;
+  when the ranks' creates queue at the metadata server the starts and ends are staggered,
+  up to four solves per rank and data phase (IOR file-per-process at 256, 512 and 1,024
+  clients: 1,041, 2,065 and 4,130 solves).  A solve costs about 0.55 ms plus 0.7 us per
+  flow in flight (0.72, 0.89 and 1.26 ms at 270, 540 and 1,080 flows).
+* **Metadata requests**, one by one through the metadata service: about 16 us each
+  (mdtest ``-n 1000`` on 64 ranks: 256,000 requests in 4.1 s).
+* **Request-level writes** (shared-file writes from several nodes through the lock
+  manager): about 350 us each (IO500 ior-hard, 1,000 x 1,000 writes in 349 s).
+
+Memory: about 15 KB per rank (issue 20: 100,000 ranks took 1.49 GB) and about 4 KB per
+server, target and client node built.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from simfs.errors import ExperimentError
+
+#: Refuse a run estimated to take longer than this (seconds of one core) unless forced.
+MAX_ESTIMATED_SECONDS = 3600.0
+#: Refuse a run estimated to need more than this fraction of the machine's memory.
+MAX_MEMORY_FRACTION = 0.5
+
+_SOLVE_S = 0.55e-3
+_SOLVE_PER_FLOW_S = 0.7e-6
+_SOLVES_PER_RANK_PHASE = 4
+_METADATA_REQUEST_S = 16e-6
+_REQUEST_WRITE_S = 350e-6
+_BYTES_PER_RANK = 15_000
+_BYTES_PER_COMPONENT = 4_000
+# Metadata requests per item of an mdtest phase, by operation (create + close, open + close).
+_REQUESTS_PER_ITEM = {"create": 2, "stat": 1, "read": 2, "remove": 1}
+
+
+@dataclass(frozen=True)
+class Cost:
+    """An estimate of one simulation: what it will do and what that costs."""
+
+    ranks: int
+    data_rank_phases: int
+    metadata_requests: int
+    request_writes: int
+    components: int
+    seconds: float
+    memory_bytes: float
+
+    def describe(self) -> str:
+        return (
+            f"about {_duration(self.seconds)} and {self.memory_bytes / 1e9:.1f} GB "
+            f"({self.ranks:,} ranks, {self.data_rank_phases:,} rank data phases, "
+            f"{self.metadata_requests:,} metadata requests, {self.request_writes:,} request-level writes, "
+            f"{self.components:,} servers, targets and clients)"
+        )
+
+
+def estimate(
+    ranks: int,
+    nodes: int,
+    phases: list,
+    iterations: int,
+    components: int,
+    request_level_shared_writes: bool,
+) -> Cost:
+    """The cost of ``ranks`` ranks on ``nodes`` nodes running ``phases`` (PhaseSpec)
+    ``iterations`` times on a system of ``components`` servers, targets and clients;
+    ``request_level_shared_writes``: a shared-file write goes through the lock manager."""
+    data_rank_phases = 0
+    metadata_requests = 0
+    request_writes = 0
+    for phase in phases:
+        if phase.is_metadata:
+            metadata_requests += ranks * phase.items_per_rank * _REQUESTS_PER_ITEM.get(phase.op, 1)
+            continue
+        data_rank_phases += ranks
+        metadata_requests += 2 * ranks  # open (or create) and close
+        if request_level_shared_writes and phase.shared_file and phase.op == "write" and nodes > 1:
+            request_writes += ranks * max(phase.bytes_per_rank // max(phase.transfer_size_bytes, 1), 1)
+    data_rank_phases *= iterations
+    metadata_requests *= iterations
+    request_writes *= iterations
+    solves = _SOLVES_PER_RANK_PHASE * data_rank_phases
+    seconds = (
+        solves * (_SOLVE_S + _SOLVE_PER_FLOW_S * ranks)
+        + metadata_requests * _METADATA_REQUEST_S
+        + request_writes * _REQUEST_WRITE_S
+    )
+    memory = ranks * _BYTES_PER_RANK + components * _BYTES_PER_COMPONENT
+    return Cost(ranks, data_rank_phases, metadata_requests, request_writes, components, seconds, memory)
+
+
+def check(cost: Cost, *, force: bool = False) -> None:
+    """Refuse ``cost`` above the limits (module docstring) unless ``force``."""
+    if force:
+        return
+    if cost.seconds > MAX_ESTIMATED_SECONDS:
+        raise ExperimentError(
+            f"this run would take {cost.describe()}; the limit is {_duration(MAX_ESTIMATED_SECONDS)} "
+            "(use --force, or force=True, to run it anyway)"
+        )
+    available = _memory_bytes()
+    if available and cost.memory_bytes > MAX_MEMORY_FRACTION * available:
+        raise ExperimentError(
+            f"this run would need {cost.describe()}; the machine has {available / 1e9:.1f} GB "
+            "(use --force, or force=True, to run it anyway)"
+        )
+
+
+def _memory_bytes() -> float:
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 0.0
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 172800:
+        return f"{seconds / 3600:.0f} hours"
+    return f"{seconds / 86400:,.0f} days"

@@ -1,0 +1,55 @@
+"""Free parameters: the profile fields a calibrator may change, with their bounds.
+
+Declared in the profile::
+
+    [calibration.free]
+    "client.copy_read_Bps" = [2.0e8, 4.0e9]   # estimate: plausible range for one core
+
+A field without a declaration keeps its datasheet value.  Bounds must be positive
+(parameters are fitted on a log scale: a rate is as likely to be off by x2 as by /2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simfs.errors import ProfileError
+from simfs.systems.profile import Profile
+
+
+@dataclass(frozen=True)
+class FreeParameter:
+    name: str
+    lower: float
+    upper: float
+    prior: float
+
+    def __post_init__(self) -> None:
+        if not 0 < self.lower < self.upper:
+            raise ProfileError(
+                f"calibration.free.{self.name}: bounds must satisfy 0 < lower < upper, got [{self.lower}, {self.upper}]"
+            )
+
+
+def declared_free_parameters(profile: Profile, names: list[str] | None = None) -> list[FreeParameter]:
+    """The profile's free parameters (all, or those in ``names``), with prior values."""
+    table = profile.data.get("calibration", {}).get("free", {})
+    if not isinstance(table, dict) or not table:
+        raise ProfileError(f"{profile.origin}: no [calibration.free] parameters declared: nothing to fit")
+    selected = names or list(table)
+    free = []
+    for name in selected:
+        if name not in table:
+            raise ProfileError(
+                f"{profile.origin}: {name} is not declared in [calibration.free] (declared: {', '.join(table)})"
+            )
+        bounds = table[name]
+        if not (isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(b, (int, float)) for b in bounds)):
+            raise ProfileError(f"{profile.origin}: calibration.free.{name}: expected [lower, upper], got {bounds!r}")
+        if not profile.has(name):
+            raise ProfileError(f"{profile.origin}: calibration.free names {name}, which the profile does not set")
+        prior = profile.raw(name)
+        if isinstance(prior, bool) or not isinstance(prior, (int, float)):
+            raise ProfileError(f"{profile.origin}: {name}: a free parameter must be a number, got {prior!r}")
+        free.append(FreeParameter(name, float(bounds[0]), float(bounds[1]), float(prior)))
+    return free
