@@ -208,6 +208,14 @@ def _parser() -> argparse.ArgumentParser:
                 help="a setting or profile field and its values; repeat for a grid",
             )
             sub.add_argument("--plot", metavar="FILE", help="write a scaling plot (PNG, SVG or PDF)")
+            sub.add_argument(
+                "--measured",
+                action="append",
+                default=[],
+                metavar="CASE",
+                help="a validation case (TOML) of this workload: its measured values are printed and plotted "
+                "beside the prediction; repeatable",
+            )
             sub.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
             sub.set_defaults(handler=_sweep)
     return parser
@@ -322,8 +330,10 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from pandas.api.types import is_numeric_dtype as pd_numeric
+
     from simfs.api import load_workload, sweep
-    from simfs.report.tables import render_text, wide_table
+    from simfs.report.tables import mark_peaks, render_text, wide_table
 
     vary: dict[str, list[str]] = {}
     for key, values in _pairs(args.vary, "--vary").items():
@@ -334,6 +344,11 @@ def _sweep(args: argparse.Namespace) -> int:
     overrides = _overrides(args)
     load_workload(args.workload)  # fail on a bad command line before any work
     plot_path = _output_path(args.plot, "--plot", FIGURE_SUFFIXES) if args.plot else None
+    measured, cases = [], []
+    if args.measured:
+        from simfs.report.measured import load_measured
+
+        measured, cases = load_measured(args.measured, args.workload, next(iter(vary)))
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -354,14 +369,19 @@ def _sweep(args: argparse.Namespace) -> int:
             bar.close()
     keys = list(vary)
     if args.format == "table":
-        print(render_text(wide_table(phases, keys)))
+        table = wide_table(phases, keys)
+        print(render_text(mark_peaks(table, keys) if pd_numeric(table[keys[0]]) else table))
+        if cases:
+            from simfs.report.measured import comparison
+
+            print(comparison(phases, keys[0], measured, cases))
     else:
         _emit(phases, args.format)
     if plot_path is not None:
         from simfs.report.plots import scaling_plot
 
         title = f"{args.system}: {args.workload}"
-        path = scaling_plot(phases, keys, plot_path, title=title)
+        path = scaling_plot(phases, keys, plot_path, title=title, measured=measured)
         print(f"plot written to {path}", file=sys.stderr)
     return 0
 

@@ -43,6 +43,9 @@ class PhaseAttribution:
     iteration: int
     phase: str
     seconds_by_limiter: dict[str, float]
+    #: Per limiter kind, the part of its seconds spent while a mechanism's load model had
+    #: lowered its capacity, by mechanism (``{"ost": {"hdd_seek": 12.0}}``).
+    lowered_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def bottleneck(self) -> tuple[str, float]:
@@ -52,6 +55,18 @@ class PhaseAttribution:
             return "", 0.0
         kind = max(self.seconds_by_limiter, key=self.seconds_by_limiter.__getitem__)
         return kind, self.seconds_by_limiter[kind] / total
+
+    @property
+    def bottleneck_mechanism(self) -> str:
+        """The mechanism that lowered the bottleneck's capacity for most of the time it
+        held the phase (``hdd_seek``), or ``""`` where it bound at its nominal capacity
+        (or is a rate cap or a request-level part, whose names already say it)."""
+        kind, _ = self.bottleneck
+        by_mechanism = self.lowered_seconds.get(kind, {})
+        if not by_mechanism:
+            return ""
+        mechanism = max(by_mechanism, key=by_mechanism.__getitem__)
+        return mechanism if by_mechanism[mechanism] > 0.5 * self.seconds_by_limiter[kind] else ""
 
 
 @dataclass
@@ -113,6 +128,7 @@ class Result:
         order = {spec.label: i for job in jobs for i, spec in enumerate(job.phases)}
         background = {spec.label for spec in self.background_workload.phases} if self.background_workload else set()
         bottlenecks = {(a.iteration, a.phase): a.bottleneck for a in self.attribution}
+        mechanisms = {(a.iteration, a.phase): a.bottleneck_mechanism for a in self.attribution}
         rows = []
         for (iteration, phase), records in sorted(
             groups.items(), key=lambda kv: (kv[0][0], kv[0][1] in background, order.get(kv[0][1], 0))
@@ -151,6 +167,7 @@ class Result:
                     "min_rank_agg_bw_Bps": float(rank_bw.min()) * len(records),
                     "max_rank_bw_Bps": float(rank_bw.max()),
                     "bottleneck": limiter,
+                    "bottleneck_mechanism": mechanisms.get((iteration, phase), ""),
                     "bottleneck_share": share,
                     # Metadata phases are requests; data phases fluid unless they contended.
                     "mode": "request" if records[0].ops or (iteration, phase) in self.phase_modes else "fluid",

@@ -696,6 +696,10 @@ def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, flo
     and the seconds its requests spent in each part of the request-level models."""
     kinds = [r.kind for r in network.resources]
     moved: dict[tuple[int, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    # Per phase and limiter kind, the seconds held while a mechanism lowered its capacity.
+    lowered: dict[tuple[int, str], dict[str, dict[str, float]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(float))
+    )
     for label, seconds in request_seconds.items():
         if label == _OPEN_CLOSE_TAG:
             continue
@@ -712,4 +716,14 @@ def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, flo
             bucket[cap_reason] += float(work[0])
         for index in np.flatnonzero(work[1:]):
             bucket[kinds[index]] += float(work[index + 1])
-    return [PhaseAttribution(it, phase, dict(by_kind)) for (it, phase), by_kind in moved.items()]
+    labels = {tag: label for label, tag in network.tags.items()}
+    for (tag, mechanism), reduced in network.stats.reduced_time.items():
+        iteration, phase, _ = labels[tag].split("/", 2)
+        for index in np.flatnonzero(reduced[1:]):
+            lowered[(int(iteration), phase)][kinds[index]][mechanism] += float(reduced[index + 1])
+    return [
+        PhaseAttribution(
+            it, phase, dict(by_kind), {kind: dict(by) for kind, by in lowered.get((it, phase), {}).items()}
+        )
+        for (it, phase), by_kind in moved.items()
+    ]

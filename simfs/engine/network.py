@@ -23,7 +23,7 @@ from simpy.events import Event
 from simfs.engine.clock import clock_resolution
 from simfs.engine.flow import Flow, Path
 from simfs.engine.maxmin import CAP, max_min_rates
-from simfs.engine.resource import KIND_COUNT, OTHER, READ, WRITE, Resource, ResourceLoad
+from simfs.engine.resource import KIND_COUNT, OTHER, READ, WRITE, Resource, ResourceLoad, lowering_mechanism
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +62,10 @@ class NetworkStats:
     #: Per tag, flow-seconds spent limited by each resource (index ``j + 1``) or by the
     #: flow's own cap (index 0): where the flows of a phase spent their time waiting.
     limited_time: dict[int, np.ndarray] = field(default_factory=dict)
+    #: The part of ``limited_time`` spent held by a resource whose load model had lowered
+    #: its capacity (seek thrashing, prefetch thrash), per (tag, mechanism): which
+    #: mechanism made it bind.  Mechanism names as the load models give them.
+    reduced_time: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
 
 
 class FluidNetwork:
@@ -107,6 +111,11 @@ class FluidNetwork:
         self._load_rows = np.zeros(0, dtype=np.int64)
         self._load_key = np.zeros((0, 4))
         self._load_capacity = np.zeros(0)
+        # Per resource, which mechanism lowered its capacity at the last solve (a code into
+        # ``_mechanism_names``; 0: none).
+        self._lowered_by = np.zeros(0, dtype=np.int64)
+        self._load_lowered_by = np.zeros(0, dtype=np.int64)
+        self._mechanism_names: list[str] = [""]
         self.stats = NetworkStats()
 
     # -- construction -------------------------------------------------------------------
@@ -137,6 +146,8 @@ class FluidNetwork:
         self._load_key = np.full((len(self._load_dependent), 4), -1.0)
         self._load_capacity = self._capacity[self._load_rows].copy()
         self.stats.served = np.zeros(count)
+        self._lowered_by = np.zeros(count, dtype=np.int64)
+        self._load_lowered_by = np.zeros(len(self._load_dependent), dtype=np.int64)
         for tag in self.stats.limited_time:
             self.stats.limited_time[tag] = np.zeros(count + 1)
 
@@ -241,11 +252,23 @@ class FluidNetwork:
         width = len(self._resources) + 1
         # Time, not bytes: a copy into the page cache and the write-back behind it move the
         # same bytes, but the phase waits on whichever takes longer.
-        by_tag_limiter = np.bincount(tags * width + (self._limiter + 1), minlength=width * (tags.max() + 1)) * elapsed
+        cells = tags * width + (self._limiter + 1)
+        size = width * (tags.max() + 1)
+        by_tag_limiter = np.bincount(cells, minlength=size) * elapsed
         for tag, seconds in self.stats.limited_time.items():
             segment = by_tag_limiter[tag * width : (tag + 1) * width]
             if segment.size:
                 seconds += segment
+        lowered_by = np.where(self._limiter >= 0, self._lowered_by[np.maximum(self._limiter, 0)], 0)
+        for code in np.unique(lowered_by[lowered_by > 0]):
+            held = lowered_by == code
+            by_tag = np.bincount(cells[held], minlength=size) * elapsed
+            mechanism = self._mechanism_names[code]
+            for tag in np.unique(tags[held]):
+                key = (int(tag), mechanism)
+                if key not in self.stats.reduced_time:
+                    self.stats.reduced_time[key] = np.zeros(width)
+                self.stats.reduced_time[key] += by_tag[tag * width : (tag + 1) * width]
 
     def _resource_load(self, rate: np.ndarray) -> np.ndarray:
         matrix = self._matrix()
@@ -337,6 +360,11 @@ class FluidNetwork:
             self._record(matrix @ self._rate / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
+    def _mechanism_code(self, mechanism: str) -> int:
+        if mechanism not in self._mechanism_names:
+            self._mechanism_names.append(mechanism)
+        return self._mechanism_names.index(mechanism)
+
     def _effective_capacity(self, flow_count: np.ndarray) -> np.ndarray:
         """Each resource's capacity under its present load.  A load model is called again
         only for a resource whose load or nominal capacity changed since the last solve
@@ -354,8 +382,11 @@ class FluidNetwork:
             resource = self._load_dependent[position]
             load = ResourceLoad(int(key[position, 0]), int(key[position, 1]), int(key[position, 2]))
             self._load_capacity[position] = resource.capacity_at(load, nominal=float(key[position, 3]))
+            lowered = lowering_mechanism(resource.load_model, float(key[position, 3]), load) if load.flow_count else ""
+            self._load_lowered_by[position] = self._mechanism_code(lowered)
         self._load_key = key
         capacity[rows] = self._load_capacity
+        self._lowered_by[rows] = self._load_lowered_by
         return capacity
 
     def _schedule_wakeup(self) -> None:

@@ -32,7 +32,9 @@ class LoadModel(Protocol):
     """Capacity as a function of load: ``model(nominal_capacity, load) -> capacity``.
 
     Implementations live next to the hardware they describe (e.g. seek thrashing in
-    ``simfs.hardware.hdd``); they must return a positive, finite capacity, and depend on
+    ``simfs.hardware.hdd``); they may name the switchable mechanism they model in a
+    ``mechanism`` attribute (``"hdd_seek"``), which results report beside a bottleneck
+    whose capacity it lowered.  They must return a positive, finite capacity, and depend on
     nothing but their arguments: the network calls a model again only when a resource's
     load or nominal capacity changed.
     """
@@ -48,11 +50,35 @@ class CombinedLoad:
     def __init__(self, *models: LoadModel) -> None:
         self._models = models
 
+    def lowering(self, nominal_capacity: float, load: ResourceLoad) -> str:
+        """The mechanisms of the models that lowered the capacity under ``load``."""
+        names = []
+        capacity = nominal_capacity
+        for model in self._models:
+            lowered = model(capacity, load)
+            if lowered < capacity * (1 - 1e-9) and load_mechanism(model):
+                names.append(load_mechanism(model))
+            capacity = lowered
+        return "+".join(names)
+
     def __call__(self, nominal_capacity: float, load: ResourceLoad) -> float:
         capacity = nominal_capacity
         for model in self._models:
             capacity = model(capacity, load)
         return capacity
+
+
+def load_mechanism(model: LoadModel | None) -> str:
+    """The mechanism a load model stands for (its ``mechanism`` attribute), or ``""``."""
+    return str(getattr(model, "mechanism", "")) if model is not None else ""
+
+
+def lowering_mechanism(model: LoadModel, nominal_capacity: float, load: ResourceLoad) -> str:
+    """Which mechanism(s) of ``model`` lowered the capacity under ``load`` (``""``: none)."""
+    if isinstance(model, CombinedLoad):
+        return model.lowering(nominal_capacity, load)
+    lowered = model(nominal_capacity, load) < nominal_capacity * (1 - 1e-9)
+    return load_mechanism(model) if lowered else ""
 
 
 def combine_load_models(*models: LoadModel | None) -> LoadModel | None:

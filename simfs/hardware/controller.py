@@ -66,6 +66,8 @@ class PrefetchThrash:
     controller: ControllerSpec
     segments: float
     request_bytes: float
+    #: The switchable mechanism this models (results name it beside the bottleneck).
+    mechanism = "controller_prefetch"
 
     def __call__(self, nominal_capacity: float, load: ResourceLoad) -> float:
         if load.read_count == 0:

@@ -78,6 +78,8 @@ class SeekThrashing:
     drive: HddSpec
     read_visit_bytes: float
     write_visit_bytes: float
+    #: The switchable mechanism this models (results name it beside the bottleneck).
+    mechanism = "hdd_seek"
 
     def __post_init__(self) -> None:
         if not (self.read_visit_bytes > 0 and self.write_visit_bytes > 0):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -12,12 +13,71 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from simfs.report.files import save_figure  # noqa: E402
-from simfs.report.tables import wide_table  # noqa: E402
+from simfs.report.tables import COLLAPSE_THRESHOLD, wide_table  # noqa: E402
+
+if TYPE_CHECKING:
+    from simfs.report.measured import Measured
 
 
-def scaling_plot(phases: pd.DataFrame, keys: Sequence[str], path: str | Path, title: str = "") -> Path:
+def _mark_curve(ax, group: pd.DataFrame, x_key: str, column: str, bottleneck: str, color: str, unit: str) -> None:  # noqa: ANN001
+    """The peak, the collapse after it and the bottleneck changes along one curve."""
+    curve = group.sort_values(x_key)
+    if len(curve) >= 3 and column in curve:
+        values = curve[column].to_numpy()
+        xs = curve[x_key].to_numpy()
+        peak_index = int(values.argmax())
+        ax.plot([xs[peak_index]], [values[peak_index]], "*", markersize=14, color=color, zorder=5)
+        ax.annotate(
+            f"peak {values[peak_index]:.2f} {unit}",
+            (xs[peak_index], values[peak_index]),
+            textcoords="offset points",
+            xytext=(0, 8),
+            ha="center",
+            fontsize=8,
+            color=color,
+        )
+        fall = values[-1] / values[peak_index] - 1 if values[peak_index] > 0 else 0.0
+        if peak_index < len(values) - 1 and fall < -COLLAPSE_THRESHOLD:
+            ax.annotate(
+                f"{fall:+.0%}",
+                (xs[-1], values[-1]),
+                textcoords="offset points",
+                xytext=(0, -14),
+                ha="center",
+                fontsize=8,
+                color=color,
+            )
+    if bottleneck in curve:
+        previous = None
+        for x, value, label in zip(curve[x_key], curve[column], curve[bottleneck]):
+            if label != previous:
+                ax.annotate(
+                    str(label),
+                    (x, value),
+                    textcoords="offset points",
+                    xytext=(4, -12),
+                    fontsize=7,
+                    color=color,
+                    rotation=-20,
+                )
+            previous = label
+
+
+def scaling_plot(
+    phases: pd.DataFrame,
+    keys: Sequence[str],
+    path: str | Path,
+    title: str = "",
+    measured: Sequence[Measured] = (),
+) -> Path:
     """Two panels (aggregate GB/s, per-node MB/s; for metadata workloads ops/s) against
-    ``keys[0]``; one line per phase and per combination of the other keys."""
+    ``keys[0]``; one line per phase and per combination of the other keys.
+
+    On each curve of three or more points the peak is marked (a star and its value), a
+    fall of more than 10% after it is labelled with its size at the last point, and the
+    bottleneck (with the mechanism that made it bind) is written where it changes along
+    the curve.  ``measured`` values (:mod:`simfs.report.measured`) are drawn beside the
+    prediction: points as black diamonds, a curve's measured peak as a dashed line."""
     x_key, other = keys[0], list(keys[1:])
     table = wide_table(phases, keys)
     phase_names = list(dict.fromkeys(phases["phase"]))
@@ -25,6 +85,7 @@ def scaling_plot(phases: pd.DataFrame, keys: Sequence[str], path: str | Path, ti
     metadata = bool((phases["ops"] > 0).all())
     fig, (ax_agg, ax_node) = plt.subplots(1, 2, figsize=(11, 4.2))
     groups = table.groupby(other, sort=False) if other else [((), table)]
+    colors: dict[str, str] = {}
     for values, group in groups:
         values = values if isinstance(values, tuple) else (values,)
         suffix = ", ".join(f"{k}={v}" for k, v in zip(other, values))
@@ -35,8 +96,30 @@ def scaling_plot(phases: pd.DataFrame, keys: Sequence[str], path: str | Path, ti
                 if metadata
                 else (f"{phase} agg GB/s", f"{phase} per-node MB/s")
             )
-            ax_agg.plot(group[x_key], group[aggregate], marker="o", label=label)
+            line = ax_agg.plot(group[x_key], group[aggregate], marker="o", label=label)[0]
+            colors.setdefault(phase, line.get_color())
             ax_node.plot(group[x_key], group[per_node], marker="o", label=label)
+            if not metadata:
+                _mark_curve(ax_agg, group, x_key, aggregate, f"{phase} bottleneck", line.get_color(), "GB/s")
+    scale = {"agg_bw": (ax_agg, 1e9), "per_node_bw": (ax_node, 1e6)}
+    shown: set[str] = set()
+    for row in measured:
+        ax, unit = scale[row.metric]
+        color = colors.get(row.phase, "black")
+        if row.x is None:
+            label = f"measured peak, {row.phase}"
+            ax.axhline(row.value_Bps / unit, color=color, linestyle="--", linewidth=1, label=label)
+        else:
+            label = f"measured, {row.phase}"
+            ax.plot(
+                [row.x],
+                [row.value_Bps / unit],
+                "D",
+                color=color,
+                markeredgecolor="black",
+                label=None if label in shown else label,
+            )
+        shown.add(label)
     numeric = pd.api.types.is_numeric_dtype(table[x_key])
     labels = (
         ("aggregate rate (ops/s)", "per-node rate (ops/s)")

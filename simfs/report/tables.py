@@ -34,9 +34,53 @@ def wide_table(phases: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
             if (sub["bytes"] > 0).all():
                 row[f"{phase} agg GB/s"] = sub["agg_bw_Bps"].mean() / 1e9
                 row[f"{phase} per-node MB/s"] = sub["per_node_bw_Bps"].mean() / 1e6
-            row[f"{phase} bottleneck"] = sub["bottleneck"].mode().iloc[0]
+            row[f"{phase} bottleneck"] = _bottleneck_label(sub)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _bottleneck_label(sub: pd.DataFrame) -> str:
+    """The most frequent bottleneck, with the mechanism that made it bind: ``ost
+    (hdd_seek)`` where seek thrashing lowered the OSTs' capacity, ``ost`` at nominal."""
+    labels = sub["bottleneck"].astype(str)
+    if "bottleneck_mechanism" in sub:
+        mechanism = sub["bottleneck_mechanism"].fillna("").astype(str)
+        labels = labels.where(mechanism == "", labels + " (" + mechanism + ")")
+    return labels.mode().iloc[0]
+
+
+#: A fall after the peak smaller than this (relative) is a plateau, not a collapse.
+COLLAPSE_THRESHOLD = 0.10
+
+
+def mark_peaks(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Add, per phase, a ``<phase> vs peak`` column along the first key (a scaling
+    curve): ``peak`` at the highest rate, and after it the change from the peak where
+    the rate fell by more than :data:`COLLAPSE_THRESHOLD` (``-32%``), the collapse a
+    scaling study looks for.  Curves of fewer than three points are left unmarked."""
+    first, others = keys[0], list(keys[1:])
+    table = table.copy()
+    rates = [c for c in table.columns if c.endswith(" agg GB/s") or (c.endswith(" ops/s") and "per-node" not in c)]
+    for column in rates:
+        phase = column.rsplit(" ", 2)[0] if column.endswith(" agg GB/s") else column.rsplit(" ", 1)[0]
+        notes = pd.Series("", index=table.index, dtype=object)
+        groups = table.groupby(others, sort=False) if others else [((), table)]
+        for _, group in groups:
+            curve = group.sort_values(first)[column].dropna()
+            if len(curve) < 3:
+                continue
+            peak_at = curve.idxmax()
+            peak = curve[peak_at]
+            notes[peak_at] = "peak"
+            after = curve.loc[curve.index[list(curve.index).index(peak_at) + 1 :]]
+            for index, value in after.items():
+                change = value / peak - 1 if peak > 0 else 0.0
+                if change < -COLLAPSE_THRESHOLD:
+                    notes[index] = f"{change:+.0%}"
+        if (notes != "").any():
+            position = table.columns.get_loc(column) + 1
+            table.insert(position, f"{phase} vs peak", notes)
+    return table
 
 
 def render_text(frame: pd.DataFrame) -> str:

@@ -18,10 +18,22 @@ writes its data untimed, with an fsync, as the real tools need the file to exist
 
 Test hooks (environment, read once; for the test suite): ``SIMFS_RUNNER_DELAY="R:S"``
 makes rank R start each phase S seconds after the barrier; ``SIMFS_RUNNER_FAULT=
-"R:LABEL:K:ERRNO"`` makes rank R's K-th operation of phase LABEL fail with ERRNO (EIO,
-ENOSPC, EACCES), the errors no ordinary directory produces on demand; with ``SIGKILL``
-in place of ERRNO the rank's process is killed there (as by the OOM killer), leaving
-its files and its part of the run to the others to clean up.
+"R:LABEL:K:ACTION"`` acts at rank R's K-th operation of phase LABEL (0 is the open).
+ACTION is an errno name (EIO, ENOSPC, EACCES: the operation fails with it, an error no
+ordinary directory produces on demand), or:
+
+* ``SIGKILL``: the rank's process is killed there (as by the OOM killer), leaving its
+  files and its part of the run to the others to clean up;
+* ``SIGINT``: the rank sends SIGINT to its parent process (a Ctrl-C reaching the
+  coordinator, or ``mpirun``), waits until the run's stop request reaches it, and stops
+  as if it had seen the flag there;
+* ``PAUSE``: the rank creates the file named by ``SIMFS_RUNNER_FLAG`` and waits until a
+  stop is requested (a signal, a failure elsewhere, its coordinator gone), then stops.
+
+Two labels name points outside the phases: ``exit`` (K is ignored), where a rank has
+finished every phase (``R:exit:0:SIGINT``: a signal that comes after the last phase),
+and ``start`` (local backend), where the coordinator starts rank R's process
+(``R:start:0:EAGAIN``: fork failing as under ``ulimit -u``).
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ from typing import Any
 
 from simfs.runner.comm import RunAborted
 from simfs.runner.records import RankPhase
+from simfs.runner.signals import touch_flag
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec, transfer_offsets
 
 #: Transfers between two looks at the stop flag (a look costs about a microsecond).
@@ -67,7 +80,9 @@ class RankStopped(Exception):  # noqa: N818 - a verdict that ends the run, not a
 def run_rank(comm: Any, plan: Plan) -> None:
     """Run ``plan`` as rank ``comm.rank``; raises :class:`RankStopped` or
     :class:`RunAborted` when the run stops early."""
-    _RankProgram(comm, plan).run()
+    program = _RankProgram(comm, plan)
+    program.run()
+    program.hook("exit", 0)
 
 
 class _RankProgram:
@@ -142,11 +157,27 @@ class _RankProgram:
         """Between operations: the stop flag and the fault hook."""
         if count % _STOP_CHECK_EVERY == 0 and self.comm.stop_requested():
             raise RunAborted("interrupted")
-        if self.fault and self.fault[0] == label and self.fault[1] == count:
-            code = self.fault[2]
-            if code == _KILL:
-                os.kill(os.getpid(), signal.SIGKILL)
-            raise OSError(code, os.strerror(code))
+        self.hook(label, count)
+
+    def hook(self, label: str, count: int) -> None:
+        """The ``SIMFS_RUNNER_FAULT`` test hook (module docstring), if it is for here."""
+        if not self.fault or self.fault[0] != label or (self.fault[1] != count and label != "exit"):
+            return
+        code = self.fault[2]
+        if code == _KILL:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if code in (_INTERRUPT, _PAUSE):
+            if code == _INTERRUPT:
+                os.kill(os.getppid(), signal.SIGINT)
+            else:
+                touch_flag()
+            deadline = time.monotonic() + _HOOK_WAIT_S  # a hang guard, not a timing
+            while not self.comm.stop_requested() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if label == "exit":
+                return  # the run is over: the signal came after it
+            raise RunAborted("interrupted")
+        raise OSError(code, os.strerror(code))
 
     # -- data phases ------------------------------------------------------------------
     def _phase(self, iteration: int, phase: PhaseSpec) -> RankPhase:
@@ -280,7 +311,10 @@ class _RankProgram:
             kind = _item_kind(phase)
             made = any(p.op == "create" and _item_kind(p) == kind for p in earlier)
             try:
-                self._item_directory(iteration, phase).mkdir(parents=True, exist_ok=True)
+                # Not parents=True: that would make the run directory again if it was
+                # removed under this rank (its coordinator gone, another rank cleaning up).
+                self._item_directory(iteration, phase).parent.mkdir(exist_ok=True)
+                self._item_directory(iteration, phase).mkdir(exist_ok=True)
                 if phase.op != "create" and not made:
                     for path in self._item_paths(iteration, phase):
                         if kind == "dir":
@@ -417,8 +451,19 @@ def _fault_hook(rank: int) -> tuple[str, int, int] | None:
     target, label, count, name = text.split(":")
     if int(target) != rank:
         return None
-    return label, int(count), _KILL if name == "SIGKILL" else getattr(errno, name)
+    return label, int(count), _ACTIONS[name] if name in _ACTIONS else getattr(errno, name)
 
 
-#: The fault hook's code for "kill this process" (no errno is negative).
-_KILL = -9
+def start_fault(rank: int) -> OSError | None:
+    """The error the ``R:start:0:ERRNO`` hook makes starting rank ``rank`` fail with."""
+    fault = _fault_hook(rank)
+    if fault is None or fault[0] != "start":
+        return None
+    return OSError(fault[2], os.strerror(fault[2]))
+
+
+#: The fault hook's codes for what is not an errno (no errno is negative).
+_KILL, _INTERRUPT, _PAUSE = -9, -2, -100
+_ACTIONS = {"SIGKILL": _KILL, "SIGINT": _INTERRUPT, "PAUSE": _PAUSE}
+#: How long a hook waits for the stop at most.
+_HOOK_WAIT_S = 60.0

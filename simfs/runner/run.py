@@ -5,12 +5,19 @@ run directory, hands every rank the same :class:`~simfs.runner.rank.Plan`, colle
 ranks' records phase by phase, and at the end removes the run directory, prints the
 tool's summary and writes the JSON record and traces.  Whatever happens (a full disk, an
 I/O error, Ctrl-C, a rank that dies) it removes the run's files, writes what completed and
-returns a non-zero status with a one-line reason.
+returns a non-zero status with a one-line reason.  SIGINT and SIGTERM are held
+(:mod:`simfs.runner.signals`) from the start of the run until the directory is removed,
+so a second Ctrl-C cannot cut the cleanup short.  If the reporter itself is killed, the
+record written when the run started (``on_start``) says so, and the ranks, finding their
+coordinator gone, remove the run directory themselves.
 """
 
 from __future__ import annotations
 
+import errno
 import multiprocessing
+import os
+import resource
 import signal
 import sys
 import time
@@ -22,11 +29,20 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from simfs.errors import SimfsError, WorkloadError
-from simfs.runner.comm import ABORT, LocalComm, MpiComm, RunAborted, in_mpi_job
+from simfs.runner.comm import (
+    ABORT,
+    CollectiveAbandoned,
+    CoordinatorGone,
+    LocalComm,
+    MpiComm,
+    RunAborted,
+    in_mpi_job,
+)
 from simfs.runner.machine import machine_info
 from simfs.runner.output import RECORD_FORMAT, bonnie_csv, dd_text, ior_text, mdtest_text
-from simfs.runner.rank import Plan, RankStopped, ior_file_name, run_rank
+from simfs.runner.rank import Plan, RankStopped, ior_file_name, run_rank, start_fault
 from simfs.runner.records import PhaseResult, RankPhase
+from simfs.runner.signals import Deferred, deferred_signals, pause_point
 from simfs.runner.target import check_directory, check_space, make_run_directory, remove_run_directory
 from simfs.workloads import parse_workload
 from simfs.workloads.spec import WorkloadSpec
@@ -36,6 +52,14 @@ RUNNABLE = ("dd", "ior", "mdtest", "bonnie++")
 FAILED, INTERRUPTED = 1, 130
 #: The smallest O_DIRECT alignment any Linux device accepts (its logical block size may be 4096).
 _DIRECT_ALIGNMENT = 512
+#: Open files the coordinator holds per local rank: its end of the rank's pipe and the
+#: sentinel multiprocessing keeps to see the process end.
+_FDS_PER_RANK = 2
+#: And besides: the interpreter's own, the standard streams, the pipe pair and sentinel
+#: of the rank being started, the record and trace files.
+_FDS_SPARE = 16
+#: The reason a record written at the start of a run gives, until the run replaces it.
+KILLED = "the job was killed before it finished (this is the record written when the run started)"
 
 
 @dataclass
@@ -68,7 +92,23 @@ def plan_workload(command: str) -> WorkloadSpec:
                 f"{spec.tool}: O_DIRECT needs transfers in multiples of {_DIRECT_ALIGNMENT} bytes, "
                 f"got {phase.transfer_size_bytes}"
             )
+    if spec.tool == "ior" and spec.options.get("path"):
+        _check_test_file(str(spec.options["path"]))
     return spec
+
+
+def _check_test_file(path: str) -> None:
+    """IOR's ``-o``: the runner keeps only its last part, as the test file's name in the
+    run directory, so that part must name a file (not ``.``, ``..`` or a directory)."""
+    name = Path(path).name
+    # The last part as written: pathlib drops a trailing "." ("/scratch/me/." is "me").
+    if path.rsplit("/", 1)[-1] in ("", ".", ".."):
+        raise WorkloadError(
+            f"ior -o {path}: names a directory, not a test file (the runner makes its files in its own "
+            "run directory, named after the last part of -o: give -o DIR/testFile)"
+        )
+    if len(os.fsencode(name)) + len(".00000000") > 255:
+        raise WorkloadError(f"ior -o {path}: the file name is longer than 255 bytes with -F's .00000000")
 
 
 def measure(
@@ -81,129 +121,265 @@ def measure(
     trace_ops: bool = False,
     argv: list[str] | None = None,
     out: TextIO | None = None,
+    on_start: Callable[[dict[str, Any]], None] | None = None,
 ) -> Measured:
     """Run ``command`` (``"ior -a POSIX -F -t 1m -b 64m"``) in a fresh subdirectory of
     ``directory`` with ``processes`` local processes, or as the ranks of the MPI job this
     process belongs to (``backend="mpi"``, or ``"auto"`` under ``mpirun``).  The tool's
-    summary goes to ``out`` (stdout) from the reporter only."""
+    summary goes to ``out`` (stdout) from the reporter only.
+
+    ``on_start(record)``, on the reporter once the run directory is made, gets the record
+    the run leaves if it is killed (status ``failed``, reason :data:`KILLED`), for the
+    caller to write where the final record goes; if it raises, the run does not start."""
     if backend not in ("auto", "local", "mpi"):
         raise SimfsError(f"--backend {backend}: expected auto, local or mpi")
     use_mpi = backend == "mpi" or (backend == "auto" and in_mpi_job())
     out = out if out is not None else sys.stdout
     argv = argv if argv is not None else ["simfs", "measure", "--", *command.split()]
-    if use_mpi:
-        return _measure_mpi(command, directory, processes, keep, trace_ops, argv, out)
+    with deferred_signals() as signals:
+        if use_mpi:
+            return _measure_mpi(command, directory, processes, keep, trace_ops, argv, out, on_start, signals)
+        return _measure_local(command, directory, processes, keep, trace_ops, argv, out, on_start, signals)
+
+
+def _measure_local(
+    command: str,
+    directory: str | Path,
+    processes: int | None,
+    keep: bool,
+    trace_ops: bool,
+    argv: list[str],
+    out: TextIO,
+    on_start: Callable[[dict[str, Any]], None] | None,
+    signals: Deferred,
+) -> Measured:
     processes = 1 if processes is None else processes
     if processes < 1:
         raise SimfsError(f"--np {processes}: expected a positive number of processes")
     spec = plan_workload(command)
     target = check_directory(directory)
     check_space(target, spec, processes)
+    check_process_limits(processes)
     machine = machine_info(target)
     run_dir = make_run_directory(target)
     plan = Plan(spec, str(run_dir), ranks=processes, ppn=processes, trace_ops=trace_ops)
     began = time.time()
-    gathered, failure = _coordinate_local(plan)
+    try:
+        if on_start is not None:
+            on_start(_record(spec, plan, run_dir, machine, began, "local", argv, nodes=1))
+        gathered, failure, completed = _coordinate_local(plan, signals)
+    except BaseException:
+        remove_run_directory(run_dir)  # refused or not started: nothing of the run stays
+        raise
     finished = time.time()
-    return _report(spec, plan, run_dir, machine, gathered, failure, began, finished, "local", keep, argv, out, nodes=1)
+    note = ""
+    if completed:
+        # Every rank finished its program: a signal that came meanwhile stopped nothing.
+        failure = None
+        note = f"{signals.names()} came after the last phase" if signals.received else ""
+    return _report(
+        spec, plan, run_dir, machine, gathered, failure, began, finished, "local", keep, argv, out, nodes=1, note=note
+    )
+
+
+def check_process_limits(processes: int) -> None:
+    """Refuse ``processes`` local ranks that the open-file or process limits would stop
+    part-way through starting them (``ulimit -n``, ``ulimit -u``)."""
+    files, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if files != resource.RLIM_INFINITY:
+        needed = _open_files() + _FDS_PER_RANK * processes + _FDS_SPARE
+        if needed > files:
+            raise SimfsError(
+                f"--np {processes}: the coordinator would hold about {needed} open files and the limit is "
+                f"{files} (ulimit -n); raise it or run fewer processes"
+            )
+    # The kernel does not hold root (real user id 0) to RLIMIT_NPROC.
+    limit, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+    if limit != resource.RLIM_INFINITY and os.getuid() != 0:
+        running = _user_processes()
+        if running + processes > limit:
+            raise SimfsError(
+                f"--np {processes}: this user runs {running} processes and may run {limit} (ulimit -u); "
+                "raise it or run fewer processes"
+            )
+
+
+def _open_files() -> int:
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        try:
+            return len(os.listdir(listing))
+        except OSError:
+            continue
+    return 0
+
+
+def _user_processes() -> int:
+    """Processes of this user (RLIMIT_NPROC counts the real user's); 1 where /proc is missing."""
+    uid = os.getuid()
+    count = 0
+    try:
+        entries = list(os.scandir("/proc"))
+    except OSError:
+        return 1
+    for entry in entries:
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                continue  # it ended meanwhile
+    return max(count, 1)
 
 
 # -- local backend --------------------------------------------------------------------------
-def _local_rank(rank: int, plan: Plan, connection: Any, stop_event: Any) -> None:
+def _local_rank(rank: int, plan: Plan, connection: Any, inherited: list[Any], stop_event: Any) -> None:
     # The terminal's Ctrl-C reaches every process in the group: the parent decides.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     comm = LocalComm(rank, plan.ranks, connection, stop_event)
+    # Not the parent's handler (forked with it): a SIGTERM for this rank stops this rank.
+    signal.signal(signal.SIGTERM, lambda number, frame: comm.stop())
+    # The coordinator's ends of the pipes (this rank's included) stay with it alone: a
+    # copy here would keep every pipe open after the coordinator died, and the ranks
+    # would wait for it for ever.
+    for other in inherited:
+        other.close()
     outcome: tuple[str, Any] = ("done", None)
     try:
         run_rank(comm, plan)
+    except CoordinatorGone:
+        outcome = ("gone", None)
     except RankStopped as exc:
         outcome = ("done", exc.kind)
     except RunAborted as exc:
         outcome = ("done", str(exc))
     except BaseException:  # a bug in a rank: the parent reports it and stops the others
         outcome = ("crash", traceback.format_exc(limit=3).strip().splitlines()[-1])
-    try:
-        connection.send(outcome)
-    except (BrokenPipeError, OSError):
-        pass
+    if outcome[0] != "gone":
+        try:
+            connection.send(outcome)
+            return
+        except (BrokenPipeError, OSError):
+            pass  # the coordinator died after the last phase
+    # Nobody else will clean up: every rank removes the run directory as it leaves (the
+    # last one out removes what the others were still writing).
+    remove_run_directory(Path(plan.run_dir))
 
 
-def _coordinate_local(plan: Plan) -> tuple[list[list[Any]], tuple[str, str] | None]:
-    """Start the ranks, serve their collectives, and return every gathered list and the
-    first failure (reason, kind) if the run stopped early."""
+class _StartError(SimfsError):
+    """A rank's process could not be started (a limit the up-front check missed)."""
+
+
+def _coordinate_local(plan: Plan, signals: Deferred) -> tuple[list[list[Any]], tuple[str, str] | None, bool]:
+    """Start the ranks, serve their collectives, and return every gathered list, the
+    first failure (reason, kind) if the run stopped early, and whether every rank
+    finished its program (then a signal came too late to stop anything)."""
     context = multiprocessing.get_context("fork")
     stop_event = context.Event()
-    pipes = [context.Pipe() for _ in range(plan.ranks)]
-    children = [
-        context.Process(target=_local_rank, args=(rank, plan, pipes[rank][1], stop_event), daemon=True)
-        for rank in range(plan.ranks)
-    ]
-    interrupted: list[bool] = []
-
-    def on_interrupt(number: int, frame: Any) -> None:
-        interrupted.append(True)
-        stop_event.set()
-
-    previous = {number: signal.signal(number, on_interrupt) for number in (signal.SIGINT, signal.SIGTERM)}
+    ends: list[Any] = []
+    children: list[Any] = []
     gathered: list[list[Any]] = []
     failure: tuple[str, str] | None = None
-    try:
-        for child in children:
-            child.start()
-        connections = {pipes[rank][0]: rank for rank in range(plan.ranks)}
-        waiting: dict[int, Any] = {}
-        finished: set[int] = set()
-        aborted = ""
-        while len(finished) < plan.ranks:
-            if interrupted and not aborted:
-                aborted = "interrupted (Ctrl-C or SIGTERM)"
-                failure = failure or (aborted, "interrupted")
-            open_connections = [c for c, rank in connections.items() if rank not in finished]
-            for connection in wait(open_connections, timeout=0.2):
-                rank = connections[connection]
-                try:
-                    kind, payload = connection.recv()
-                except (EOFError, OSError):
-                    kind, payload = "crash", "the process died"
-                if kind == "gather":
-                    waiting[rank] = payload
-                elif kind == "done":
-                    finished.add(rank)
-                    if payload not in (None, "interrupted") and failure is None:
-                        failure = (f"rank {rank}: {payload}", str(payload))
-                else:
-                    finished.add(rank)
-                    reason = f"rank {rank} stopped: {payload} (exit status {children[rank].exitcode})"
-                    failure = failure or (reason, "crash")
-                    aborted = aborted or reason
-            for rank, child in enumerate(children):
-                if rank not in finished and not child.is_alive() and not _poll_ready(pipes[rank][0]):
-                    finished.add(rank)
-                    reason = f"rank {rank} died (exit status {child.exitcode})"
-                    failure = failure or (reason, "crash")
-                    aborted = aborted or reason
-            if aborted:
-                stop_event.set()
-                for rank in list(waiting):
-                    _send(pipes[rank][0], (ABORT, aborted))
-                waiting.clear()
-            elif len(waiting) == plan.ranks:
-                answer = [waiting[rank] for rank in range(plan.ranks)]
-                gathered.append(answer)
-                for rank in waiting:
-                    _send(pipes[rank][0], answer)
-                waiting.clear()
-        for child in children:
-            child.join(timeout=10)
-    finally:
-        for child in children:
-            if child.is_alive():
-                child.kill()
-                child.join()
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+    clean: set[int] = set()
+    with signals.listening(lambda number: stop_event.set()):
+        try:
+            _start_ranks(plan, context, stop_event, ends, children)
+            connections = {end: rank for rank, end in enumerate(ends)}
+            waiting: dict[int, Any] = {}
+            finished: set[int] = set()
+            aborted = ""  # a rank died: the others must not wait for it
+            while len(finished) < plan.ranks:
+                if signals.received and failure is None:
+                    # No abort for a signal: every rank sees the stop flag within one
+                    # check and brings its failure to the end of the phase, so a phase
+                    # that every rank finished before the flag still counts.
+                    failure = (f"interrupted ({signals.names()})", "interrupted")
+                open_connections = [c for c, rank in connections.items() if rank not in finished]
+                for connection in wait(open_connections, timeout=0.2):
+                    rank = connections[connection]
+                    try:
+                        kind, payload = connection.recv()
+                    except (EOFError, OSError):  # end-of-file: the process has ended
+                        kind, payload = "died", None
+                    if kind == "gather":
+                        waiting[rank] = payload
+                    elif kind == "done":
+                        finished.add(rank)
+                        if payload is None:
+                            clean.add(rank)
+                        elif payload != "interrupted" and failure is None:
+                            failure = (f"rank {rank}: {payload}", str(payload))
+                    else:
+                        finished.add(rank)
+                        children[rank].join(timeout=10)  # it is ending: its exit status, for the reason
+                        stopped = "died" if kind == "died" else f"stopped: {payload}"
+                        reason = f"rank {rank} {stopped} (exit status {children[rank].exitcode})"
+                        failure = failure or (reason, "crash")
+                        aborted = aborted or reason
+                for rank, child in enumerate(children):
+                    if rank not in finished and not child.is_alive() and not _poll_ready(ends[rank]):
+                        finished.add(rank)
+                        reason = f"rank {rank} died (exit status {child.exitcode})"
+                        failure = failure or (reason, "crash")
+                        aborted = aborted or reason
+                if aborted:
+                    stop_event.set()
+                    for rank in list(waiting):
+                        _send(ends[rank], (ABORT, aborted))
+                    waiting.clear()
+                elif len(waiting) == plan.ranks:
+                    answer = [waiting[rank] for rank in range(plan.ranks)]
+                    gathered.append(answer)
+                    for rank in waiting:
+                        _send(ends[rank], answer)
+                    waiting.clear()
+            for child in children:
+                child.join(timeout=10)
+        finally:
+            for child in children:
+                if child.is_alive():
+                    child.kill()
+                    child.join()
+            for end in ends:
+                end.close()
     reported = _first_failure(gathered)
-    return gathered, reported or failure
+    return gathered, reported or failure, len(clean) == plan.ranks and reported is None
+
+
+def _start_ranks(plan: Plan, context: Any, stop_event: Any, ends: list[Any], children: list[Any]) -> None:
+    """Start the ranks' processes (``ends`` and ``children`` filled as they start); if
+    one cannot start, stop those that did and raise a one-line :class:`_StartError`."""
+    rank = 0
+    try:
+        for rank in range(plan.ranks):
+            fault = start_fault(rank)
+            if fault is not None:
+                raise fault
+            end, child_end = context.Pipe()
+            ends.append(end)
+            child = context.Process(
+                target=_local_rank, args=(rank, plan, child_end, list(ends), stop_event), daemon=True
+            )
+            try:
+                child.start()
+            finally:
+                # The child has its copy; one kept here would hide the child's death
+                # from the coordinator's reads.
+                child_end.close()
+            children.append(child)
+    except OSError as exc:
+        # The ranks started so far wait in the first collective and have written nothing.
+        for child in children:
+            child.kill()
+            child.join()
+        limit = {
+            errno.EAGAIN: "the limit on processes, ulimit -u",
+            errno.EMFILE: "the limit on open files, ulimit -n",
+            errno.ENFILE: "the system's limit on open files",
+            errno.ENOMEM: "out of memory",
+        }.get(exc.errno or 0, "")
+        raise _StartError(
+            f"--np {plan.ranks}: could not start rank {rank} ({exc.strerror}{': ' + limit if limit else ''}); "
+            f"the {len(children)} started were stopped and nothing was run"
+        ) from None
 
 
 def _send(connection: Any, message: Any) -> None:
@@ -237,25 +413,41 @@ def _measure_mpi(
     trace_ops: bool,
     argv: list[str],
     out: TextIO,
+    on_start: Callable[[dict[str, Any]], None] | None,
+    signals: Deferred,
 ) -> Measured:
-    comm = MpiComm()
-    hosts = comm.gather(comm.host)
-    setup: tuple[str, Any] = ("ok", None)
-    if comm.reporter:
-        try:
-            if processes is not None and processes != comm.size:
-                raise SimfsError(f"--np {processes}: this MPI job has {comm.size} ranks (drop --np under mpirun)")
-            spec = plan_workload(command)
-            target = check_directory(directory)
-            check_space(target, spec, comm.size)
-            machine = machine_info(target)
-            run_dir = make_run_directory(target)
-            ppn = hosts.count(hosts[0])
-            plan = Plan(spec, str(run_dir), ranks=comm.size, ppn=ppn, trace_ops=trace_ops)
-            setup = ("ok", plan)
-        except SimfsError as exc:
-            setup = ("error", str(exc))
-    setup = comm.broadcast(setup)
+    comm = MpiComm(signals)
+    run_dir: Path | None = None
+    try:
+        hosts = comm.gather(comm.host)
+        setup: tuple[str, Any] = ("ok", None)
+        if comm.reporter:
+            try:
+                if processes is not None and processes != comm.size:
+                    raise SimfsError(f"--np {processes}: this MPI job has {comm.size} ranks (drop --np under mpirun)")
+                spec = plan_workload(command)
+                target = check_directory(directory)
+                check_space(target, spec, comm.size)
+                machine = machine_info(target)
+                run_dir = make_run_directory(target)
+                ppn = hosts.count(hosts[0])
+                plan = Plan(spec, str(run_dir), ranks=comm.size, ppn=ppn, trace_ops=trace_ops)
+                if on_start is not None:
+                    nodes = len(set(hosts))
+                    on_start(_record(spec, plan, run_dir, machine, time.time(), "mpi", argv, nodes=nodes))
+                setup = ("ok", plan)
+            except SimfsError as exc:
+                setup = ("error", str(exc))
+                if run_dir is not None:
+                    remove_run_directory(run_dir)
+        setup = comm.broadcast(setup)
+    except CollectiveAbandoned as exc:
+        # A rank died, or the job was stopped, before the run began: nothing to record.
+        if run_dir is not None:
+            remove_run_directory(run_dir)
+        if comm.reporter:
+            raise SimfsError(f"the MPI job stopped before the run began: {exc}") from None
+        return Measured("interrupted", str(exc), INTERRUPTED)
     if setup[0] == "error":
         if comm.reporter:
             raise SimfsError(setup[1])
@@ -267,16 +459,27 @@ def _measure_mpi(
         run_rank(comm, plan)
     except RankStopped as exc:
         failure = (exc.reason, exc.kind)
-    except RunAborted as exc:
+    except RunAborted as exc:  # CollectiveAbandoned: the peers are not coming
         failure = (f"rank {comm.rank}: {exc}", "interrupted")
-    # Every rank stops at the same collective, so all meet here once more before the
-    # reporter removes the directory under them.
-    statuses = comm.gather(failure)
+    statuses: list[Any] = [(failure, signals.received)]
+    if not comm.abandoned:
+        # Every rank stops at the same collective, so all meet here once more before the
+        # reporter removes the directory under them.
+        try:
+            statuses = comm.gather((failure, signals.received))
+        except CollectiveAbandoned as exc:
+            failure = failure or (f"rank {comm.rank}: {exc}", "interrupted")
+            statuses = [(failure, signals.received)]
     finished = time.time()
-    failure = next((s for s in statuses if s), None)
+    failure = next((f for f, _ in statuses if f), None)
+    note = ""
+    if failure is None and any(received for _, received in statuses):
+        note = "a signal came after the last phase"
     if not comm.reporter:
+        if comm.abandoned:
+            # Rank 0 may be the rank that died: whoever gives up on the others cleans up.
+            remove_run_directory(Path(plan.run_dir))
         return Measured("failed" if failure else "ok", failure[0] if failure else "", 1 if failure else 0)
-    nodes = len(set(hosts))
     return _report(
         plan.spec,
         plan,
@@ -290,7 +493,8 @@ def _measure_mpi(
         keep,
         argv,
         out,
-        nodes=nodes,
+        nodes=len(set(hosts)),
+        note=note,
     )
 
 
@@ -318,14 +522,16 @@ def _report(
     out: TextIO,
     *,
     nodes: int,
+    note: str = "",
 ) -> Measured:
     # The phases every rank finished: a phase in which any rank failed did not complete.
     ends = [answer for answer in gathered if all(isinstance(e, tuple) and e and e[0] == "end" for e in answer)]
     records = [record for answer in ends if not any(e[1] for e in answer) for entry in answer for record in entry[2]]
     results = phase_results(records)
     kept = keep and failure is None
+    pause_point("before_remove")
     leftover = None if kept else remove_run_directory(run_dir)
-    status, code, reason = "ok", 0, ""
+    status, code, reason = "ok", 0, note
     if failure is not None:
         reason, kind = failure
         status, code = ("interrupted", INTERRUPTED) if kind == "interrupted" else ("failed", FAILED)
@@ -333,9 +539,30 @@ def _report(
     if leftover:
         reason = (reason + "; " if reason else "") + f"could not remove everything: {leftover}"
         status, code = "failed", code or FAILED
+    run = _record(spec, plan, run_dir, machine, began, backend, argv, nodes=nodes)
+    run.update(kept=kept, finished_epoch=finished, status=status, reason=reason, phases=[r.row() for r in results])
+    if results:
+        out.write(_summary_text(run, spec, results, records))
+        out.flush()
+    return Measured(status, reason, code, results, records, run)
+
+
+def _record(
+    spec: WorkloadSpec,
+    plan: Plan,
+    run_dir: Path,
+    machine: dict[str, Any],
+    began: float,
+    backend: str,
+    argv: list[str],
+    *,
+    nodes: int,
+) -> dict[str, Any]:
+    """The run record without its outcome: as it stands, the record a killed run leaves
+    (written at the start through ``on_start``, replaced at the end)."""
     from simfs import __version__
 
-    run: dict[str, Any] = {
+    return {
         "simfs_run": RECORD_FORMAT,
         "version": __version__,
         "command": " ".join(argv),
@@ -347,20 +574,16 @@ def _report(
         "ppn": plan.ppn,
         "directory": str(run_dir.parent),
         "run_directory": str(run_dir),
-        "kept": kept,
+        "kept": False,
         "test_file": str(run_dir / ior_file_name(spec)),
         "began_epoch": began,
-        "finished_epoch": finished,
+        "finished_epoch": None,
         "began": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(began)),
         "machine": machine,
-        "status": status,
-        "reason": reason,
-        "phases": [r.row() for r in results],
+        "status": "failed",
+        "reason": KILLED,
+        "phases": [],
     }
-    if results:
-        out.write(_summary_text(run, spec, results, records))
-        out.flush()
-    return Measured(status, reason, code, results, records, run)
 
 
 def _summary_text(run: dict[str, Any], spec: WorkloadSpec, results: list[PhaseResult], records: list[RankPhase]) -> str:

@@ -16,6 +16,7 @@ the end unless the user asks to keep them, and always after a failure.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import shutil
@@ -26,6 +27,9 @@ from pathlib import Path
 from simfs.errors import SimfsError
 from simfs.units import format_bytes
 from simfs.workloads.spec import WorkloadSpec
+
+#: Walks of the run directory before giving up on a directory others keep changing.
+_REMOVE_ATTEMPTS = 50
 
 
 class TargetError(SimfsError):
@@ -58,13 +62,16 @@ def footprint_bytes(spec: WorkloadSpec, ranks: int, block_bytes: int) -> int:
 
 def check_directory(directory: str | Path) -> Path:
     """``--dir`` resolved, or a TargetError."""
-    path = Path(directory).expanduser()
     try:
-        resolved = path.resolve(strict=True)
+        resolved = Path(directory).expanduser().resolve(strict=True)
     except FileNotFoundError:
         raise TargetError(f"--dir {directory}: no such directory") from None
     except OSError as exc:
         raise TargetError(f"--dir {directory}: cannot use it ({exc.strerror})") from None
+    except RuntimeError as exc:
+        # Python before 3.13 reports a symlink loop (and ~user without a home) this way.
+        reason = "a symlink loop" if "loop" in str(exc).lower() else str(exc)
+        raise TargetError(f"--dir {directory}: cannot use it ({reason})") from None
     if resolved == Path("/"):
         raise TargetError(f"--dir {directory}: refusing to write into / (give a directory below it)")
     if not resolved.is_dir():
@@ -100,11 +107,21 @@ def make_run_directory(directory: Path) -> Path:
 
 
 def remove_run_directory(run_dir: Path) -> str | None:
-    """Remove the run's subdirectory and everything in it; a reason if something stayed."""
-    try:
-        shutil.rmtree(run_dir)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"{exc.filename or run_dir}: {exc.strerror}"
-    return None
+    """Remove the run's subdirectory and everything in it; a reason if something stayed.
+
+    Other processes may be removing it at the same time (the ranks of a run whose
+    coordinator was killed each clean up, and under MPI so does rank 0): an entry that
+    vanishes under the walk, or appears in it, means walk again, not failure.
+    """
+    for _ in range(_REMOVE_ATTEMPTS):
+        try:
+            shutil.rmtree(run_dir)
+            return None
+        except FileNotFoundError:
+            if not os.path.lexists(run_dir):
+                return None
+        except OSError as exc:
+            if exc.errno != errno.ENOTEMPTY:
+                return f"{exc.filename or run_dir}: {exc.strerror}"
+        time.sleep(0.01)  # another process is still at work in it; give it a moment
+    return f"{run_dir}: still changing after {_REMOVE_ATTEMPTS} attempts to remove it"

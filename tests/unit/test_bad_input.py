@@ -33,6 +33,7 @@ PROFILES = ("crtdc-lfs5", "crtdc-lfs3", "crtdc-panfs", "tud-cxfs", "olcf-alpine"
 #: Free-text fields: any string is a valid name or description.
 FREE_TEXT = {("system", "name"), ("system", "description")}
 SIMPLE_WORKLOAD = "dd bs=1M count=4"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _HangError(Exception):
@@ -276,6 +277,10 @@ FLAG_CASES = (
     + [[*_SWEEP, "--vary", "background=garbage"], [*_SWEEP, "--vary", "oss.count=1,abc"]]
     + [[*_SWEEP, "--vary", "nodes=1,2", "--plot", name] for name in ("out.xyz", "no/such/dir/p.png", ".")]
     + [["show", "no-such-system"], ["show", "crtdc-lfs5", "--set", "oss.count=x"], ["show", "missing.toml"]]
+    + [
+        [*_SWEEP, "--vary", "nodes=1,2", "--measured", name]
+        for name in ("missing.toml", "/dev/zero", str(ROOT / "validation/crtdc-lfs3/lfs3-dd-nodes-write.toml"))
+    ]
 )
 
 
@@ -330,7 +335,7 @@ def test_a_validation_case_path_that_is_not_a_case_is_refused(tmp_path):
 
 # -- the counts the docs state -------------------------------------------------------------------
 def test_the_documented_case_counts_are_the_generated_ones():
-    page = (Path(__file__).parents[2] / "docs" / "reference" / "bad-input.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "reference" / "bad-input.md").read_text(encoding="utf-8")
     counts = {
         "profile fields": len(PROFILE_CASES),
         "workloads": len(WORKLOAD_CASES),
