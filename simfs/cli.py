@@ -285,8 +285,25 @@ def _show(args: argparse.Namespace) -> int:
     from simfs.api import load_system, split_overrides
 
     _, profile_overrides = split_overrides(_pairs(args.set, "--set"))
-    print(load_system(args.system, profile_overrides).describe())
+    system = load_system(args.system, profile_overrides)
+    print(system.describe())
+    if profile_overrides:
+        _note_scaled_counts(load_system(args.system), system, profile_overrides)
     return 0
+
+
+def _note_scaled_counts(base, changed, overrides: dict[str, object]) -> None:  # noqa: ANN001
+    """One line when an override changes counts it does not name (``oss.count=16`` also
+    doubles the OSTs and their drives): a what-if should say what it scaled."""
+    counts = {
+        "client nodes": (base.client_count, changed.client_count),
+        f"{base.NAMES['server']} servers": (base.server_count, changed.server_count),
+        f"{base.NAMES['target']} targets": (base.target_count, changed.target_count),
+    }
+    scaled = [f"{name} {old:,} -> {new:,}" for name, (old, new) in counts.items() if old != new]
+    if scaled:
+        given = ", ".join(f"{key}={value}" for key, value in overrides.items())
+        print(f"simfs: note: {given} scales {'; '.join(scaled)}", file=sys.stderr)
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -540,7 +557,11 @@ def _validate(args: argparse.Namespace) -> int:
 
     cases = find_cases(args.cases)
     report_path = _output_path(args.report, "--report", (".md",)) if args.report else None
-    outcomes = run_cases(cases)
+    from tqdm import tqdm
+
+    # A progress bar on a terminal only (tqdm's disable=None): a whole validation takes a minute.
+    with tqdm(total=len(cases), file=sys.stderr, unit="case", leave=False, disable=None) as bar:
+        outcomes = run_cases(cases, progress=lambda case: bar.update(1))
     for split, numbers in sorted(summarise(outcomes).items()):
         print(
             f"{split}: {numbers['points']} points, median |error| {numbers['median_abs_error_pct']:.1f}%, "
@@ -549,7 +570,7 @@ def _validate(args: argparse.Namespace) -> int:
         )
     if report_path is not None:
         path = write_report(outcomes, report_path, _command_line("validate"))
-        print(f"report written to {path}", file=sys.stderr)
+        print(f"report written to {path}, its plots to {path.parent / 'plots'}/", file=sys.stderr)
     return 0
 
 

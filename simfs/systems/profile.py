@@ -89,7 +89,10 @@ class Profile:
                     raise ProfileError(f"{self._origin}: --set {key}: {where} is a value, not a table")
                 table = nxt
             table[parts[-1]] = value
-        origin = self._origin + (" (with --set overrides)" if overrides else "")
+        # The overrides are named: `simfs show` prints the profile's own description, which
+        # the overrides may contradict ("8 OSS" with oss.count=16).
+        shown = ", ".join(f"{key}={value}" for key, value in overrides.items())
+        origin = self._origin + (f" (with --set {shown})" if overrides else "")
         return Profile(data, origin, self._text)
 
     # -- typed access -------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,9 +130,16 @@ def run_case(case: ValidationCase) -> CaseOutcome:
     return outcome
 
 
-def run_cases(cases: list[ValidationCase]) -> list[CaseOutcome]:
-    """Run every case, then resolve the cases that compare their curve with another's."""
-    outcomes = [run_case(case) for case in cases]
+def run_cases(
+    cases: list[ValidationCase], progress: Callable[[ValidationCase], None] | None = None
+) -> list[CaseOutcome]:
+    """Run every case, then resolve the cases that compare their curve with another's;
+    ``progress(case)`` is called after each."""
+    outcomes = []
+    for case in cases:
+        outcomes.append(run_case(case))
+        if progress is not None:
+            progress(case)
     by_id = {o.case.identifier: o for o in outcomes}
     for outcome in outcomes:
         case = outcome.case

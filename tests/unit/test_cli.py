@@ -163,3 +163,11 @@ def test_the_command_starts_without_the_numeric_stack():
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "False"]
+
+
+def test_show_names_the_overrides_and_the_counts_they_scale(capsys):
+    assert main(["show", "crtdc-lfs3", "--set", "oss.count=16"]) == 0
+    captured = capsys.readouterr()
+    assert "(with --set oss.count=16)" in captured.out
+    assert "OST: 32 x" in captured.out
+    assert captured.err.strip() == "simfs: note: oss.count=16 scales oss servers 8 -> 16; ost targets 16 -> 32"
