@@ -141,8 +141,17 @@ def scaling_plot(
     return save_figure(fig, path)
 
 
-def timeline_plot(timeline: pd.DataFrame, path: str | Path, title: str = "") -> Path:
+def timeline_plot(
+    timeline: pd.DataFrame,
+    path: str | Path,
+    title: str = "",
+    phases: Sequence[tuple[str, float, float]] = (),
+) -> Path:
     """Utilisation (the busiest resource of each kind) and flows per resource over time.
+
+    ``phases`` (label, first open, last close), e.g. from :func:`phase_spans`, are shaded
+    and labelled on every panel, so a change in the curves can be read against the phase
+    that caused it.  The legends sit beside the panels, not over the data.
 
     The network records a row per resource at every re-solve; values hold until the next
     row, so both panels are step plots.  A kind pinned at utilisation 1 is the bottleneck;
@@ -166,11 +175,26 @@ def timeline_plot(timeline: pd.DataFrame, path: str | Path, title: str = "") -> 
     ax_util.set_ylim(0, 1.05)
     ax_flows.set_ylabel("flows per resource\n(mean over the kind)")
     ax_capacity.set_xlabel("simulated time (s)")
+    for number, (label, start, end) in enumerate(phases):
+        for ax in (ax_util, ax_flows, ax_capacity):
+            ax.axvspan(start, end, color="0.85" if number % 2 == 0 else "0.93", zorder=0)
+        ax_util.text((start + end) / 2, 1.07, label, ha="center", va="bottom", fontsize=7, clip_on=False)
     for ax in (ax_util, ax_flows, ax_capacity):
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, ncol=3)
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path)
+
+
+def phase_spans(ranks: pd.DataFrame) -> list[tuple[str, float, float]]:
+    """Per (iteration, phase) of a result's ``ranks`` table: its label, first open and
+    last close, in the order they ran (what :func:`timeline_plot` shades)."""
+    spans = ranks.groupby(["iteration", "phase"], sort=False).agg(start=("open_s", "min"), end=("close_s", "max"))
+    iterations = ranks["iteration"].nunique()
+    return [
+        (phase if iterations == 1 else f"{iteration}: {phase}", float(row.start), float(row.end))
+        for (iteration, phase), row in spans.sort_values("start").iterrows()
+    ]

@@ -171,3 +171,10 @@ def test_show_names_the_overrides_and_the_counts_they_scale(capsys):
     assert "(with --set oss.count=16)" in captured.out
     assert "OST: 32 x" in captured.out
     assert captured.err.strip() == "simfs: note: oss.count=16 scales oss servers 8 -> 16; ost targets 16 -> 32"
+
+
+def test_the_help_lists_every_tool_the_workload_parser_takes():
+    from simfs.cli import WORKLOAD_TOOLS
+    from simfs.workloads import _PARSERS
+
+    assert set(WORKLOAD_TOOLS) == set(_PARSERS) - {"benchio.x"}  # benchio.x: the binary's name

@@ -1,0 +1,179 @@
+"""The numbers the docs quote from their own ``$ simfs ...`` examples are what those
+commands print.
+
+A page states each quoted number as an HTML comment on a line of its own (invisible when
+rendered), after the paragraph that quotes it::
+
+    <!-- check: command 1 | nodes=64, oss.count=8 | write | agg_bw_Bps = 2.55e9 ± 0.005e9 -->
+
+The four ``|``-separated fields are:
+
+* the command: ``command N`` is the page's N-th ``$ simfs`` line (counting from 1, in the
+  order of the page); ``command N + ARGS`` appends ARGS to it and ``command N - ARGS``
+  removes the argument sequence ARGS from it (for variants the prose describes in words);
+* the row: ``column=value`` settings of the tidy CSV output, comma-separated (``-`` when
+  the command prints a single row per phase);
+* the phase (``write``, ``read``, ...; the CSV ``phase`` column);
+* ``column = expected``: a number with ``± tolerance``, absolute (``± 0.005e9``, half the
+  last digit the prose gives) or relative (``± 1%``); or a word, compared exactly
+  (``bottleneck = controller``).
+
+Each command runs once, in-process, with ``--format csv`` (and ``--no-progress`` for
+sweeps).  A check whose row, phase or column does not exist fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from simfs.cli import main
+from tests.test_docs import ROOT, in_scratch, simfs_lines
+
+PAGES = sorted(ROOT.glob("docs/**/*.md"))
+CHECK = re.compile(r"^<!-- check: (.*?) -->\s*$", re.MULTILINE)
+#: Anything that looks like a check, so that a misspelt one is an error, not skipped.
+LOOSE = re.compile(r"<!--\s*check", re.IGNORECASE)
+COMMAND = re.compile(r"^command (\d+)(?: ([+-]) (.+))?$")
+EXPECT = re.compile(r"^([\w.]+) = (\S+)(?: ± (\S+?)(%)?)?$")
+#: How many checks the pages hold; lower it only when the prose stops quoting a number.
+MIN_CHECKS = {"docs/guides/what-if.md": 121}
+
+
+@dataclass(frozen=True)
+class Check:
+    page: Path
+    text: str
+    argv: tuple[str, ...]
+    row: tuple[tuple[str, str], ...]
+    phase: str
+    column: str
+    expected: str
+    tolerance: str | None
+    relative: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.name}: {self.text}"
+
+
+def command_argv(page: Path, spec: str) -> tuple[str, ...]:
+    match = COMMAND.match(spec)
+    if not match:
+        raise ValueError(f"{page}: command field {spec!r} is not 'command N [+|- ARGS]'")
+    lines = simfs_lines(page)
+    number = int(match.group(1))
+    if not 1 <= number <= len(lines):
+        raise ValueError(f"{page}: 'command {number}' but the page has {len(lines)} simfs commands")
+    argv = shlex.split(lines[number - 1])[1:]
+    if match.group(2) == "+":
+        argv += shlex.split(match.group(3))
+    elif match.group(2) == "-":
+        drop = shlex.split(match.group(3))
+        starts = [i for i in range(len(argv)) if argv[i : i + len(drop)] == drop]
+        if not starts:
+            raise ValueError(f"{page}: command {number} has no {' '.join(drop)!r} to remove")
+        argv = argv[: starts[0]] + argv[starts[0] + len(drop) :]
+    return tuple(argv)
+
+
+def parse(page: Path, text: str) -> Check:
+    fields = [field.strip() for field in text.split("|")]
+    if len(fields) != 4:
+        raise ValueError(f"{page}: check {text!r} needs 4 fields: command | row | phase | column = value")
+    spec, row, phase, expect = fields
+    settings = []
+    if row != "-":
+        for setting in row.split(","):
+            column, sep, value = setting.strip().partition("=")
+            if not sep:
+                raise ValueError(f"{page}: row setting {setting!r} in {text!r} is not column=value")
+            settings.append((column.strip(), value.strip()))
+    match = EXPECT.match(expect)
+    if not match:
+        raise ValueError(f"{page}: {expect!r} in {text!r} is not 'column = value [± tolerance[%]]'")
+    column, expected, tolerance, percent = match.groups()
+    return Check(
+        page, text, command_argv(page, spec), tuple(settings), phase, column, expected, tolerance, bool(percent)
+    )
+
+
+def checks(page: Path) -> list[Check]:
+    text = page.read_text()
+    found = CHECK.findall(text)
+    if len(found) != len(LOOSE.findall(text)):
+        raise ValueError(f"{page}: a check comment is not on a line of its own as '<!-- check: ... -->'")
+    return [parse(page, check) for check in found]
+
+
+ALL = [check for page in PAGES for check in checks(page)]
+
+
+#: Each command's CSV output, keyed by its argv: every command runs once per session.
+OUTPUTS: dict[tuple[str, ...], pd.DataFrame] = {}
+
+
+def run(argv: tuple[str, ...], scratch: Path, monkeypatch) -> pd.DataFrame:
+    if argv not in OUTPUTS:
+        in_scratch(scratch, monkeypatch)
+        extra = ["--format", "csv"] + (["--no-progress"] if argv[0] == "sweep" and "--no-progress" not in argv else [])
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main([*argv, *extra])
+        assert code == 0, f"simfs {shlex.join(argv)} failed: {stderr.getvalue()}"
+        OUTPUTS[argv] = pd.read_csv(io.StringIO(stdout.getvalue()), dtype=str, keep_default_na=False)
+    return OUTPUTS[argv]
+
+
+def same(cell: str, wanted: str) -> bool:
+    if cell.lower() == wanted.lower():
+        return True
+    try:
+        return math.isclose(float(cell), float(wanted), rel_tol=1e-9)
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize("check", ALL, ids=lambda check: check.id)
+def test_quoted_number_matches_the_command(check, tmp_path, monkeypatch):
+    frame = run(check.argv, tmp_path, monkeypatch)
+    where = f"{check.page.relative_to(ROOT)}: {check.text}\n  simfs {shlex.join(check.argv)}"
+    missing = [c for c in ["phase", check.column, *(c for c, _ in check.row)] if c not in frame.columns]
+    assert not missing, f"{where}\n  no column(s) {missing} in the output: {list(frame.columns)}"
+    selected = frame[frame["phase"] == check.phase]
+    for column, value in check.row:
+        selected = selected[[same(cell, value) for cell in selected[column]]]
+    assert len(selected) == 1, f"{where}\n  selects {len(selected)} rows, not 1, of:\n{frame.iloc[:, :12]}"
+    actual = selected[check.column].iloc[0]
+    if check.tolerance is None:
+        assert same(actual, check.expected), f"{where}\n  the command prints {actual!r}"
+        return
+    expected, tolerance = float(check.expected), float(check.tolerance)
+    if check.relative:
+        tolerance = abs(expected) * tolerance / 100
+    assert abs(float(actual) - expected) <= tolerance * (1 + 1e-9), (
+        f"{where}\n  the command prints {float(actual):.6g}, outside {expected:g} ± {tolerance:g}"
+    )
+
+
+@pytest.mark.parametrize("page, minimum", sorted(MIN_CHECKS.items()))
+def test_pages_keep_their_checks(page, minimum):
+    assert len(checks(ROOT / page)) >= minimum, f"{page} lost checks of its quoted numbers"
+
+
+def test_a_check_naming_no_row_or_column_fails(tmp_path, monkeypatch):
+    page = ROOT / "docs/guides/what-if.md"
+    no_row = parse(page, "command 2 | nodes=999 | write | agg_bw_Bps = 1e9 ± 1%")
+    with pytest.raises(AssertionError, match="selects 0 rows"):
+        test_quoted_number_matches_the_command(no_row, tmp_path, monkeypatch)
+    no_column = parse(page, "command 2 | - | write | no_such_Bps = 1e9 ± 1%")
+    with pytest.raises(AssertionError, match="no column"):
+        test_quoted_number_matches_the_command(no_column, tmp_path, monkeypatch)
