@@ -69,6 +69,7 @@ def simulate(
     overrides: Mapping[str, Any] | None = None,
     record_timeline: bool = False,
     force: bool = False,
+    progress: Callable[[int, int], None] | None = None,
     **settings: Any,
 ) -> Result:
     """Simulate one configuration.
@@ -76,13 +77,16 @@ def simulate(
     ``settings`` are further experiment settings (``stripe_count=8``, ``seed=3``).  A run
     estimated beyond :mod:`simfs.cost`'s limits (an hour of CPU, half the memory) raises
     :class:`~simfs.errors.ExperimentError` with the estimate unless ``force``.
+    ``progress(done, total)`` is called as ranks finish phases.
     """
     experiment_overrides, profile_overrides = split_overrides(overrides)
     built = load_system(system, profile_overrides)
     experiment = Experiment.from_settings({"nodes": nodes, "ppn": ppn, **settings, **experiment_overrides})
     from simfs import simulation  # numpy, scipy and pandas: only when something runs
 
-    return simulation.run(built, load_workload(workload), experiment, record_timeline=record_timeline, force=force)
+    return simulation.run(
+        built, load_workload(workload), experiment, record_timeline=record_timeline, force=force, progress=progress
+    )
 
 
 #: Columns summarised over repeats (min, median, max).

@@ -352,9 +352,23 @@ def _simulate(args: argparse.Namespace) -> int:
             _emit(table, args.format)
         return 0
     timeline = _output_path(args.timeline, "--timeline", (".csv", *FIGURE_SUFFIXES)) if args.timeline else None
-    result = simulate(
-        args.system, args.workload, overrides=_overrides(args), record_timeline=bool(args.timeline), force=args.force
-    )
+    from tqdm import tqdm
+
+    # Shown on a terminal only, and only once the run has taken 2 s (tqdm's delay).
+    with tqdm(file=sys.stderr, unit="rank phase", leave=False, disable=None, delay=2) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        result = simulate(
+            args.system,
+            args.workload,
+            overrides=_overrides(args),
+            record_timeline=bool(args.timeline),
+            force=args.force,
+            progress=progress,
+        )
     frame = result.ranks if args.per_rank else result.phases
     if args.format == "table" and not args.per_rank:
         table = wide_table(frame, ["nodes", "ppn"])
@@ -403,7 +417,7 @@ def _sweep(args: argparse.Namespace) -> int:
         total = 1
         for values in vary.values():
             total *= len(values)
-        bar = tqdm(total=total, file=sys.stderr, unit="run", leave=False, disable=None)
+        bar = tqdm(total=total, file=sys.stderr, unit="run", leave=False, disable=None, delay=2)
 
     def progress(done: int, total: int) -> None:
         if bar is not None:

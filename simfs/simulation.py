@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -70,10 +71,12 @@ def run(
     *,
     record_timeline: bool = False,
     force: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Result:
     """Simulate ``workload`` on ``system``; see :func:`simfs.simulate` for the friendly API.
 
-    A run estimated beyond :mod:`simfs.cost`'s limits is refused unless ``force``."""
+    A run estimated beyond :mod:`simfs.cost`'s limits is refused unless ``force``.
+    ``progress(done, total)`` is called as ranks finish phases (``total`` rank phases)."""
     io = system.io
     _check_simulable(workload)
     system.check_workload(workload)
@@ -131,6 +134,16 @@ def run(
                 rank_offset=experiment.ranks,
             )
         )
+    if progress is not None:
+        total = sum(each.experiment.ranks * len(each.workload.phases) * each.workload.iterations for each in programs)
+        finished = [0]
+
+        def phase_done() -> None:
+            finished[0] += 1
+            progress(finished[0], total)
+
+        for each in programs:
+            each.on_record = phase_done
     for each in programs:
         for rank in range(each.experiment.ranks):
             env.process(each.rank(rank))
@@ -204,6 +217,8 @@ class _Program:
         self.layouts: dict[tuple[int, str], Layout] = {}
         self.existing: dict[str, Layout] = {}  # files a read-only workload finds in place
         self.records: list[RankRecord] = []
+        # Called at every rank record (a phase a rank finished): progress for a long run.
+        self.on_record: Callable[[], None] | None = None
         self.writers: dict[tuple[int, str], dict[int, int]] = {}
         #: Collective phases in progress: (done event, aggregators still writing).
         self.collectives: dict[tuple[int, str], list] = {}
@@ -499,6 +514,8 @@ class _Program:
         size: int | None = None,
     ) -> None:
         """The rank's record of a phase that ends now (ranks numbered across both jobs)."""
+        if self.on_record is not None:
+            self.on_record()
         self.records.append(
             RankRecord(
                 iteration,
