@@ -10,7 +10,12 @@ and ``scipy.optimize.least_squares`` (trust region reflective, bounded) minimise
 sum of squares.  Uncertainty comes from a parametric bootstrap: every measurement is
 redrawn ``bootstrap`` times as ``measured x exp(N(0, sigma))`` and the fit repeated, with
 ``sigma`` its stated uncertainty or, where none is stated, the fit's RMS log residual
-(at least ``min_sigma``); the interval is the 2.5-97.5 percentile range.  With a handful
+(at least ``min_sigma``); the interval is the 2.5-97.5 percentile range, widened to take
+in the fitted value itself (a few refits can all land on one side of it, and an interval
+that excludes its own estimate says nothing about it).  ``bootstrap`` is 0 (no
+intervals, and then no claim that a parameter is identifiable) or at least
+:data:`MIN_BOOTSTRAP`: on average ``n`` draws span only ``(n - 1) / (n + 1)`` of their
+distribution, under 90% below 19 draws, which would make "95%" a misnomer.  With a handful
 of published points (the usual case) resampling the points themselves would drop the only
 point that informs a parameter; perturbing values keeps every point and asks how far the
 noise in them moves the answer.
@@ -30,13 +35,21 @@ touch from drifting along a nearly flat valley to an absurd value.
 Identifiability.  A parameter whose largest sensitivity ``|d log(prediction) / d log(p)|``
 over the measurements is below ``min_sensitivity`` (no measurement really depends on it)
 keeps about its prior and raises :class:`IdentifiabilityWarning`; so does one whose
-interval spans more than a factor ``max_interval_ratio`` or that ends on a bound.
+interval spans more than a factor ``max_interval_ratio`` or that ends on a bound.  Without
+intervals (``bootstrap=0``) a parameter that passes the other checks is not assessed
+(``identifiable_`` None), not declared identifiable.
+
+fio results are simulated as the IOR run that does the same I/O (``simfs.ingest.fio``:
+their workload is that IOR command); a fio job that has none, or a buffered fio read on a
+system where simfs would serve the read from the page cache (fio drops the file's pages
+first), is left out with a :class:`NotSimulatedWarning` saying why.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +60,86 @@ from scipy.optimize import OptimizeResult, least_squares
 from simfs.calibrate.free import FreeParameter, declared_free_parameters
 from simfs.errors import SimfsError
 from simfs.filesystems import system_from_profile
-from simfs.predict import Point, Predictor, plan
+from simfs.ingest import fio
+from simfs.predict import SIMULATED_METRICS, NotSimulatedWarning, Point, Predictor, plan
 from simfs.systems.profile import Profile, load_profile
+from simfs.workloads import parse_workload
+
+#: Fewest bootstrap refits behind an interval (0 means no intervals); see the module docstring.
+MIN_BOOTSTRAP = 20
+
+
+def check_bootstrap(count: object, option: str) -> int:
+    """``count`` if it is 0 or at least :data:`MIN_BOOTSTRAP` refits."""
+    if isinstance(count, bool) or not isinstance(count, Integral) or count < 0 or 0 < count < MIN_BOOTSTRAP:
+        raise SimfsError(
+            f"{option} {count!r}: expected 0 (no intervals) or at least {MIN_BOOTSTRAP} refits "
+            "(fewer cannot support a 95% interval)"
+        )
+    return int(count)
+
+
+def check_seed(seed: object, option: str) -> int:
+    """``seed`` if numpy can seed a generator with it: a non-negative integer."""
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise SimfsError(f"{option} {seed!r}: expected a non-negative integer")
+    return int(seed)
+
+
+def percentile_interval(samples: np.ndarray, estimate: float) -> tuple[float, float]:
+    """The 2.5-97.5 percentile range of bootstrap ``samples``, widened to take in the
+    ``estimate``: refits that all land on one side of the fitted value must not yield an
+    interval that excludes it."""
+    low, high = np.percentile(samples, [2.5, 97.5])
+    return float(min(low, estimate)), float(max(high, estimate))
+
+
+def _fio_as_ior(measurements: pd.DataFrame, profile: Profile, warn: bool) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """fio rows whose workload is an IOR command (``simfs.ingest.fio``) become rows of
+    that IOR run; the others are taken out, each with the reason."""
+    is_fio = measurements["tool"] == "fio"
+    if not is_fio.any():
+        return measurements, []
+    frame = measurements.copy()
+    skipped: list[dict[str, Any]] = []
+    system = None
+    for index, row in measurements[is_fio].iterrows():
+        workload = str(row["workload"])
+        if row["metric"] not in SIMULATED_METRICS:
+            # Said first, as for any tool: a latency is not simulated whatever the job.
+            reason = f"metric {row['metric']!r} is not simulated (expected {', '.join(SIMULATED_METRICS)})"
+        elif not workload.startswith("ior "):
+            reason = fio.why_not_simulated(workload, str(row["phase"]))
+        else:
+            reason = None
+            try:
+                phase = parse_workload(workload).phases[0]
+            except SimfsError as exc:  # a fio row written by hand, not by the ingest
+                phase, reason = None, str(exc)
+            if phase is not None and phase.op == "read" and not phase.direct:
+                system = system or system_from_profile(profile)
+                ranks = (1 if pd.isna(row["nodes"]) else int(row["nodes"])) * (
+                    1 if pd.isna(row["ppn"]) else int(row["ppn"])
+                )
+                # tmpfs keeps the data in the page cache, so there fio reads it from
+                # memory too; elsewhere fio has dropped the pages (invalidate=1).
+                if system.cached_read(phase.bytes_per_rank * ranks, False) and not getattr(
+                    system, "pages_are_storage", False
+                ):
+                    reason = (
+                        "a buffered read: fio drops the file's cached pages first (invalidate=1), while simfs "
+                        "serves a read of this size on this system from the page cache; use direct=1 results"
+                    )
+        if reason is None:
+            frame.loc[index, "tool"] = "ior"
+            continue
+        frame = frame.drop(index)
+        if row["metric"] in SIMULATED_METRICS:
+            reason = f"fio job: {reason}"
+        skipped.append({**row.to_dict(), "reason": reason})
+        if warn:
+            warnings.warn(f"{row['source']}: not simulated: {reason}", NotSimulatedWarning, stacklevel=4)
+    return frame, skipped
 
 
 class IdentifiabilityWarning(UserWarning):
@@ -62,8 +153,9 @@ class ProfileCalibrator:
     ----------
     system: built-in name, profile path, or :class:`Profile`.
     free: names of the free parameters to fit (default: all declared).
-    bootstrap: number of bootstrap refits for the intervals (0: no intervals).
-    seed: seed of the bootstrap noise.
+    bootstrap: number of bootstrap refits for the intervals: 0 (no intervals) or at least
+        :data:`MIN_BOOTSTRAP`.
+    seed: seed of the bootstrap noise (a non-negative integer).
     min_sigma: floor of the relative noise given to measurements without an uncertainty.
     max_interval_ratio: upper/lower interval ratio above which a parameter is poorly identified.
     max_evaluations: budget of model evaluations per fit.
@@ -100,16 +192,23 @@ class ProfileCalibrator:
 
     # -- fitting ------------------------------------------------------------------------
     def fit(self, measurements: pd.DataFrame) -> ProfileCalibrator:
-        if self.bootstrap < 0:
-            raise SimfsError(f"bootstrap: expected a non-negative count, got {self.bootstrap}")
+        check_bootstrap(self.bootstrap, "bootstrap")
+        check_seed(self.seed, "seed")
         profile = self.system if isinstance(self.system, Profile) else load_profile(self.system)
         parameters = declared_free_parameters(profile, self.free)
-        points, skipped = plan(measurements)
+        points, skipped = self._plan(measurements, profile)
         if not points:
-            raise SimfsError("calibrate: none of the measurements can be simulated (see the warnings)")
+            raise SimfsError(
+                f"calibrate: none of the {len(measurements)} measurements can be simulated "
+                "(the warnings say why for each)"
+            )
         measured = np.array([p.measured for p in points])
-        if (measured <= 0).any():
-            raise SimfsError("calibrate: measured values must be positive")
+        for point, value in zip(points, measured):
+            # The ingest refuses such values; a table built in Python may still hold one,
+            # and its log would be NaN deep inside the solver.
+            if not (math.isfinite(value) and value > 0):
+                source = measurements.loc[point.index, "source"]
+                raise SimfsError(f"calibrate: {source}: measured value {value!r}: expected a positive finite number")
         stated = np.array([p.uncertainty for p in points])
         weights = np.where(np.isfinite(stated) & (stated > 0), 1.0 / np.where(stated > 0, stated, 1.0), 1.0)
         weights = np.where(np.isinf(stated), 0.0, weights)  # an invalid (infinite-uncertainty) point has no say
@@ -147,16 +246,15 @@ class ProfileCalibrator:
         sensitivity = sensitivities(result)
         flat = sensitivity < self.min_sensitivity
         samples = self._bootstrap(residuals, result.x, lower, upper, measured, stated, rms)
-        intervals = {}
+        intervals: dict[str, tuple[float, float] | None] = {}
         for i, parameter in enumerate(parameters):
             if flat[i]:
                 # The data say nothing about it: anything within its bounds fits as well.
-                low, high = parameter.lower, parameter.upper
+                intervals[parameter.name] = (parameter.lower, parameter.upper)
             elif samples.size:
-                low, high = np.percentile(samples[:, i], [2.5, 97.5])
+                intervals[parameter.name] = percentile_interval(samples[:, i], float(fitted[i]))
             else:
-                low = high = math.nan
-            intervals[parameter.name] = (float(low), float(high))
+                intervals[parameter.name] = None  # no bootstrap: no interval, not a NaN one
 
         self.parameters_ = parameters
         self.params_ = {p.name: float(v) for p, v in zip(parameters, fitted)}
@@ -171,6 +269,16 @@ class ProfileCalibrator:
         self.sensitivity_ = {p.name: float(v) for p, v in zip(parameters, sensitivity)}
         self.identifiable_ = self._check_identifiability(parameters, flat, fitted, intervals)
         return self
+
+    @staticmethod
+    def _plan(measurements: pd.DataFrame, profile: Profile, *, warn: bool = True) -> tuple[list[Point], pd.DataFrame]:
+        """:func:`simfs.predict.plan`, with fio rows planned as the IOR runs they equal
+        and those that have none left out with the reason."""
+        frame, skipped = _fio_as_ior(measurements, profile, warn)
+        points, rest = plan(frame, warn=warn)
+        if skipped:
+            rest = pd.concat([pd.DataFrame(skipped), rest], ignore_index=True) if len(rest) else pd.DataFrame(skipped)
+        return points, rest
 
     def _best_start(self, residuals, prior, lower, upper, measured) -> np.ndarray:
         best = prior.copy()
@@ -234,25 +342,27 @@ class ProfileCalibrator:
             samples.append(np.exp(refit.x))
         return np.array(samples)
 
-    def _check_identifiability(self, parameters, flat, fitted, intervals) -> dict[str, bool]:
+    def _check_identifiability(self, parameters, flat, fitted, intervals) -> dict[str, bool | None]:
         identifiable = {}
 
         def sensitivity_of(i: int) -> float:
             return self.sensitivity_[parameters[i].name]
 
         for i, parameter in enumerate(parameters):
-            low, high = intervals[parameter.name]
+            interval = intervals[parameter.name]
             reason = None
             if flat[i]:
                 reason = (
                     f"no measurement depends on it (largest sensitivity {sensitivity_of(i):.2g}); "
                     "it stays near its prior value"
                 )
-            elif np.isfinite(low) and low > 0 and high / low > self.max_interval_ratio:
+            elif interval is not None and interval[0] > 0 and interval[1] / interval[0] > self.max_interval_ratio:
+                low, high = interval
                 reason = f"its 95% interval spans a factor {high / low:.1f} ({low:.3g} to {high:.3g})"
             elif fitted[i] <= parameter.lower * 1.001 or fitted[i] >= parameter.upper * 0.999:
                 reason = f"the fit ends on a bound ({fitted[i]:.3g} in [{parameter.lower:.3g}, {parameter.upper:.3g}])"
-            identifiable[parameter.name] = reason is None
+            # Without an interval nothing says the data pin it down: no verdict either way.
+            identifiable[parameter.name] = False if reason else (None if interval is None else True)
             if reason:
                 warnings.warn(
                     f"{parameter.name} is not identifiable from these data: {reason}",
@@ -285,7 +395,7 @@ class ProfileCalibrator:
     def predict(self, measurements: pd.DataFrame) -> pd.DataFrame:
         """Predicted values for the simulatable rows of ``measurements`` (fitted parameters)."""
         self._check_fitted()
-        points, _ = plan(measurements)
+        points, _ = self._plan(measurements, self.profile_, warn=False)
         fitted = self.fitted_profile()
         predictor = Predictor(system_from_profile(fitted), fitted)
         table = measurements.loc[[p.index for p in points]].copy()

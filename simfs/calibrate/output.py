@@ -4,7 +4,9 @@ The calibrated profile is the source profile's text, comments and all, with each
 value replaced in place and its comment saying what it was and where the new value came
 from; ``[calibration.fitted]`` and ``[calibration.fit]`` record values, intervals, data and
 fit error.  ``simfs calibrate`` writes it whole or not at all, and never onto the source
-profile.
+profile.  Without a bootstrap (``--bootstrap 0``) there is no interval: the files say
+"no interval" and make no identifiability claim (no ``low``/``high``/``identifiable``
+keys) rather than writing NaN bounds next to ``identifiable = true``.
 """
 
 from __future__ import annotations
@@ -26,14 +28,16 @@ def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], comm
     summary = calibrator.summary_
     for parameter in calibrator.parameters_:
         value = calibrator.params_[parameter.name]
-        low, high = calibrator.intervals_[parameter.name]
         table, key = _parent(document, parameter.name)
         old = table[key]
         was = old.trivia.comment.lstrip("# ").strip() if hasattr(old, "trivia") else ""
         item = tomlkit.item(float(f"{value:.4g}"))
-        interval = f"95% interval {low:.3g} to {high:.3g}" if low == low else "no interval"
-        flag = "" if calibrator.identifiable_[parameter.name] else "; NOT IDENTIFIABLE from these data"
-        item.comment(f"fitted by simfs calibrate ({interval}{flag}); prior {parameter.prior:.4g}: {was}")
+        verdict = {True: "", False: "; NOT IDENTIFIABLE from these data", None: "; identifiability not assessed"}
+        flag = verdict[calibrator.identifiable_[parameter.name]]
+        item.comment(
+            f"fitted by simfs calibrate ({interval_text(calibrator, parameter.name)}{flag}); "
+            f"prior {parameter.prior:.4g}: {was}"
+        )
         table[key] = item
 
     system = document["system"]
@@ -43,18 +47,20 @@ def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], comm
     fitted = tomlkit.table()
     for parameter in calibrator.parameters_:
         entry = tomlkit.inline_table()
-        low, high = calibrator.intervals_[parameter.name]
-        entry.update(
-            {
-                "value": float(f"{calibrator.params_[parameter.name]:.6g}"),
-                "low": float(f"{low:.6g}"),
-                "high": float(f"{high:.6g}"),
-                "prior": parameter.prior,
-                "identifiable": calibrator.identifiable_[parameter.name],
-            }
-        )
+        interval = calibrator.intervals_[parameter.name]
+        identifiable = calibrator.identifiable_[parameter.name]
+        entry["value"] = float(f"{calibrator.params_[parameter.name]:.6g}")
+        if interval is not None:
+            entry["low"], entry["high"] = (float(f"{bound:.6g}") for bound in interval)
+        entry["prior"] = parameter.prior
+        if identifiable is not None:
+            entry["identifiable"] = identifiable
         fitted[parameter.name] = entry
-        fitted[parameter.name].comment("fitted: value and 95% bootstrap interval")
+        fitted[parameter.name].comment(
+            "fitted: value and 95% bootstrap interval"
+            if interval is not None
+            else "fitted: value; no interval (--bootstrap 0), so no identifiability claim"
+        )
     calibration["fitted"] = fitted
     fit = tomlkit.table()
     fit["command"] = command
@@ -76,6 +82,12 @@ def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], comm
         f"# from {', '.join(data)}; fitted values replace the source's, each with its interval.\n"
     )
     return header + tomlkit.dumps(document)
+
+
+def interval_text(calibrator: ProfileCalibrator, name: str) -> str:
+    """``95% interval 1.2e+08 to 1.3e+08``, or ``no interval`` without a bootstrap."""
+    interval = calibrator.intervals_[name]
+    return "no interval" if interval is None else f"95% interval {interval[0]:.3g} to {interval[1]:.3g}"
 
 
 def _parent(document, dotted: str):
@@ -101,15 +113,22 @@ def fit_report(calibrator: ProfileCalibrator, data: list[str], command: str, cau
         "|---|---:|---:|---|---|---|",
     ]
     for parameter in calibrator.parameters_:
-        low, high = calibrator.intervals_[parameter.name]
+        interval = calibrator.intervals_[parameter.name]
+        verdict = {True: "yes", False: "**no**", None: "not assessed"}[calibrator.identifiable_[parameter.name]]
         lines.append(
             f"| `{parameter.name}` | {parameter.prior:.4g} | {calibrator.params_[parameter.name]:.4g} | "
-            f"{low:.4g} to {high:.4g} | [{parameter.lower:.3g}, {parameter.upper:.3g}] | "
-            f"{'yes' if calibrator.identifiable_[parameter.name] else '**no**'} |"
+            f"{'no interval' if interval is None else f'{interval[0]:.4g} to {interval[1]:.4g}'} | "
+            f"[{parameter.lower:.3g}, {parameter.upper:.3g}] | {verdict} |"
         )
+    bootstrap = (
+        f"Bootstrap: {calibrator.bootstrap} parametric refits, seed {calibrator.seed}."
+        if calibrator.bootstrap
+        else "Bootstrap: none (`--bootstrap 0`): no intervals, and identifiability is assessed only where the "
+        "data plainly fail to pin a parameter (no sensitivity, or the fit on a bound)."
+    )
     lines += [
         "",
-        f"Bootstrap: {calibrator.bootstrap} parametric refits, seed {calibrator.seed}.",
+        bootstrap,
         "",
         "## Fit error on the training points",
         "",

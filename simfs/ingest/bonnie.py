@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 
-from simfs.ingest.common import KIB, fail, number
+from simfs.ingest.common import KIB, fail, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
@@ -43,7 +43,10 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             raise fail(origin, number_, f"bonnie++ CSV format {fields[0]!r}: expected 1.96-1.98")
         if len(fields) < 37:
             raise fail(origin, number_, f"bonnie++ CSV line has {len(fields)} fields, expected at least 37")
-        settings = {"file_size": fields[5], "concurrency": int(fields[3] or 1), **context.settings}
+        concurrency = fields[3] or "1"
+        if not concurrency.isdigit() or int(concurrency) < 1:
+            raise fail(origin, number_, f"field 3 (concurrency): expected a positive integer, got {concurrency!r}")
+        settings = {"file_size": fields[5], "concurrency": int(concurrency), **context.settings}
         common = dict(
             tool="bonnie++",
             workload=context.workload or f"bonnie++ -s {fields[5]}",
@@ -56,11 +59,11 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         )
         for index, phase in _BANDWIDTH.items():
             if fields[index] not in _MISSING:
-                value = number(fields[index], origin, number_, f"field {index} ({phase})") * KIB
+                value = positive_number(fields[index], origin, number_, f"field {index} ({phase})") * KIB
                 measurements.append(Measurement(phase=phase, metric="agg_bw", value=value, **common))
         for index, phase in _RATES.items():
             if fields[index] not in _MISSING:
-                value = number(fields[index], origin, number_, f"field {index} ({phase})")
+                value = positive_number(fields[index], origin, number_, f"field {index} ({phase})")
                 measurements.append(Measurement(phase=phase, metric="ops_rate", value=value, **common))
     if not measurements:
         raise fail(origin, None, "no timed bonnie++ results (every field empty or +++++)")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from simfs.errors import SimfsError
+from simfs.ingest.common import read_text
 
 MANIFEST = "manifest.toml"
 _KEYS = {"system", "workload", "nodes", "ppn", "settings", "uncertainty", "source"}
@@ -61,7 +62,7 @@ def read_manifest(folder: Path) -> dict[str, FileContext]:
     if not path.exists():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path, hint=""))
     except tomllib.TOMLDecodeError as exc:
         raise SimfsError(f"{path}: invalid TOML: {exc}") from None
     unknown = set(data) - {"defaults", "files"}

@@ -8,6 +8,8 @@ job's aggregate bandwidth, as ``darshan-parser --perf`` reports it.  The phase i
 
 from __future__ import annotations
 
+import math
+
 from simfs.ingest.common import MIB, fail
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
@@ -34,8 +36,9 @@ def parse_file(path: str, context: FileContext) -> list[Measurement]:
     written = int(counters["POSIX_BYTES_WRITTEN"].iloc[0])
     read = int(counters["POSIX_BYTES_READ"].iloc[0])
     phase = "write" if read == 0 else "read" if written == 0 else "io"
-    if derived.agg_perf_by_slowest <= 0:
-        raise fail(path, None, "Darshan log records no timed POSIX I/O")
+    rate = float(derived.agg_perf_by_slowest)
+    if not (math.isfinite(rate) and rate > 0):  # NaN when no rank recorded I/O time
+        raise fail(path, None, f"Darshan log records no timed POSIX I/O (agg_perf_by_slowest {rate})")
     exe = report.metadata.get("exe", "").split()
     return [
         Measurement(
@@ -43,7 +46,7 @@ def parse_file(path: str, context: FileContext) -> list[Measurement]:
             tool="darshan",
             phase=phase,
             metric="agg_bw",
-            value=float(derived.agg_perf_by_slowest) * MIB,
+            value=rate * MIB,
             workload=context.workload or (exe[0] if exe else ""),
             nodes=context.nodes,
             ppn=context.ppn or nprocs,

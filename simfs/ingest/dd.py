@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from simfs.errors import WorkloadError
-from simfs.ingest.common import fail
+from simfs.ingest.common import fail, number, positive
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 from simfs.workloads import parse_workload
@@ -34,23 +34,24 @@ def looks_like(text: str) -> bool:
 def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
     phase = _phase(context, origin)
     measurements = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for line_number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or _RECORDS.match(line):
             continue
         match = _SUMMARY.match(line)
         if not match:
-            raise fail(origin, number, f"not a dd summary line: {line[:80]!r}")
-        seconds = float(match["seconds"])
-        if seconds <= 0:
-            raise fail(origin, number, "dd reported 0 s; the rate is undefined")
+            raise fail(origin, line_number, f"not a dd summary line: {line[:80]!r}")
+        seconds = number(match["seconds"], origin, line_number, "seconds")
+        if not seconds > 0:
+            raise fail(origin, line_number, f"dd reported {match['seconds']} s; the rate is undefined")
+        copied = positive(int(match["bytes"]), origin, line_number, "bytes copied")
         measurements.append(
             Measurement(
-                source=f"{origin}:{number}",
+                source=f"{origin}:{line_number}",
                 tool="dd",
                 phase=phase,
                 metric="rank_bw",
-                value=int(match["bytes"]) / seconds,
+                value=positive(copied / seconds, origin, line_number, "rate"),
                 **context.fields(),
             )
         )

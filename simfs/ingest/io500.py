@@ -8,7 +8,9 @@
 
 (format of io500 ``src/main.c``).  ``ior-*`` phases give ``agg_bw``, the others
 ``ops_rate``; the score line gives ``score`` entries.  A phase marked ``[INVALID]`` is
-kept but its uncertainty is infinite, so a calibrator gives it no weight.
+kept but its uncertainty is infinite, so a calibrator gives it no weight; an
+``[INVALID]`` value of zero (a phase that failed) gives no row.  Any other value must be
+above zero.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 
-from simfs.ingest.common import GIB, fail
+from simfs.ingest.common import GIB, fail, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
@@ -43,7 +45,9 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             if result[1] != "RESULT":
                 continue  # an unscored phase (timestamp)
             bandwidth = result[4] == "GiB/s"
-            value = float(result[3]) * (GIB if bandwidth else 1000.0)
+            if result[6] and _is_zero(result[3]):
+                continue  # a failed phase: no measurement, and no weight if it were one
+            value = positive_number(result[3], origin, number_, result[2]) * (GIB if bandwidth else 1000.0)
             measurements.append(
                 Measurement(
                     source=f"{origin}:{number_}",
@@ -57,12 +61,14 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             )
         elif score:
             for phase, value in (("bandwidth", score[1]), ("iops", score[2]), ("total", score[3])):
+                if score[4] and _is_zero(value):
+                    continue
                 measurements.append(
                     Measurement(
                         source=f"{origin}:{number_}",
                         phase=phase,
                         metric="score",
-                        value=float(value),
+                        value=positive_number(value, origin, number_, f"{phase} score"),
                         workload="io500 score",
                         uncertainty=math.inf if score[4] else math.nan,
                         **common,
@@ -73,3 +79,10 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
     if not measurements:
         raise fail(origin, None, "no IO500 [RESULT] lines")
     return measurements
+
+
+def _is_zero(text: str) -> bool:
+    try:
+        return float(text) == 0.0
+    except ValueError:
+        return False

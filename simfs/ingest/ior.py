@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any
 
-from simfs.ingest.common import MIB, fail, number
+from simfs.ingest.common import MIB, fail, json_positive, non_negative, number, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
@@ -76,7 +76,7 @@ def parse_text(text: str, origin: str, context: FileContext) -> list[Measurement
                     origin,
                     number_,
                     match[1],
-                    number(match[2], origin, number_, "bw(MiB/s)"),
+                    positive_number(match[2], origin, number_, "bw(MiB/s)"),
                     context,
                     info,
                     int(match[11]),
@@ -91,10 +91,10 @@ def parse_text(text: str, origin: str, context: FileContext) -> list[Measurement
             match = _SUMMARY_ROW.match(line)
             if not match:
                 raise fail(origin, number_, f"not an IOR summary row: {line[:80]!r}")
-            mean = number(match[4], origin, number_, "Mean(MiB)")
-            std = number(match[5], origin, number_, "StdDev")
+            mean = positive_number(match[4], origin, number_, "Mean(MiB)")
+            std = non_negative(number(match[5], origin, number_, "StdDev"), origin, number_, "StdDev")
             m = _measurement(origin, number_, match[1], mean, context, info, None)
-            m.uncertainty = std / mean if mean > 0 else float("nan")
+            m.uncertainty = std / mean
             summary.append(m)
     if "Command line" not in info:
         raise fail(origin, None, "no 'Command line' in the IOR header: not IOR output, or truncated")
@@ -104,10 +104,25 @@ def parse_text(text: str, origin: str, context: FileContext) -> list[Measurement
     return measurements
 
 
+def _json_count(params: dict[str, Any], key: str, origin: str, test: int) -> int | None:
+    value = params.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise fail(origin, None, f"tests[{test}].Parameters.{key}: expected a positive integer, got {value!r}")
+    return value
+
+
+def _text_count(info: dict[str, str], key: str) -> int | None:
+    # "0" tasks or nodes is what a header says when IOR could not count them: unknown.
+    text = info.get(key, "")
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
 def _measurement(origin, line, access, bw_mib, context, info, iteration) -> Measurement:
-    tasks = int(info["tasks"]) if info.get("tasks", "").isdigit() else None
-    nodes = int(info["nodes"]) if info.get("nodes", "").isdigit() else context.nodes
-    ppn = int(info["clients per node"]) if info.get("clients per node", "").isdigit() else None
+    tasks = _text_count(info, "tasks")
+    nodes = _text_count(info, "nodes") or context.nodes
+    ppn = _text_count(info, "clients per node")
     if ppn is None and tasks and nodes:
         ppn = tasks // nodes
     return Measurement(
@@ -130,15 +145,33 @@ def parse_json(text: str, origin: str, context: FileContext) -> list[Measurement
     if not isinstance(document, dict) or "tests" not in document:
         raise fail(origin, None, "IOR JSON without 'tests'")
     command = _workload(str(document.get("Command line", context.workload)))
+    tests = document["tests"]
+    if not isinstance(tests, list):
+        raise fail(origin, None, f"tests: expected a list, got {type(tests).__name__}")
     measurements = []
-    for test in document["tests"]:
-        params: dict[str, Any] = test.get("Parameters", {})
-        nodes = params.get("nodes") or context.nodes
-        ppn = params.get("tasksPerNode") or context.ppn
+    for t, test in enumerate(tests):
+        if not isinstance(test, dict):
+            raise fail(origin, None, f"tests[{t}]: expected an object")
+        params = test.get("Parameters", {})
+        if not isinstance(params, dict):
+            raise fail(origin, None, f"tests[{t}].Parameters: expected an object")
+        nodes = _json_count(params, "nodes", origin, t) or context.nodes
+        ppn = _json_count(params, "tasksPerNode", origin, t) or context.ppn
         results = test.get("Results", [])
-        flat = [entry for item in results for entry in (item if isinstance(item, list) else [item])]
+        if not isinstance(results, list):
+            raise fail(origin, None, f"tests[{t}].Results: expected a list")
+        # Results is a list per iteration of a list per access (IOR 3.3+) or a flat list
+        # (older); each entry's path is kept for the error messages.
+        flat: list[tuple[str, Any]] = []
+        for i, item in enumerate(results):
+            if isinstance(item, list):
+                flat += [(f"tests[{t}].Results[{i}][{j}]", entry) for j, entry in enumerate(item)]
+            else:
+                flat.append((f"tests[{t}].Results[{i}]", item))
         iteration = {"write": 0, "read": 0}
-        for entry in flat:
+        for path, entry in flat:
+            if not isinstance(entry, dict):
+                raise fail(origin, None, f"{path}: expected an object")
             access = entry.get("access")
             if access not in ("write", "read"):
                 continue
@@ -150,7 +183,7 @@ def parse_json(text: str, origin: str, context: FileContext) -> list[Measurement
                     tool="ior",
                     phase=access,
                     metric="agg_bw",
-                    value=float(entry["bwMiB"]) * MIB,
+                    value=json_positive(entry["bwMiB"], origin, f"{path}.bwMiB") * MIB,
                     iteration=iteration[access],
                     **context.fields(workload=command, nodes=nodes, ppn=ppn),
                 )

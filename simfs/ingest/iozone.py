@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from simfs.ingest.common import KIB, fail
+from simfs.ingest.common import KIB, fail, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
@@ -53,7 +53,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         test = match[2].strip()
         if test not in _PHASES:
             raise fail(origin, number_, f"unknown iozone test {test!r}")
-        rate = float(match[3])
+        rate = positive_number(match[3], origin, number_, f"{test} throughput")
         is_ops = match[4] == "ops"
         measurements.append(
             Measurement(
@@ -62,7 +62,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 phase=_PHASES[test],
                 metric="ops_rate" if is_ops else "agg_bw",
                 value=rate if is_ops else rate * KIB,
-                **context.fields(workload=command, ppn=context.ppn or int(match[1])),
+                **context.fields(workload=command, ppn=context.ppn or int(match[1]) or None),
             )
         )
     if not measurements:

@@ -8,18 +8,21 @@
        File creation                4687.905       3832.847       4260.376        604.617
 
 Each operation row gives ``ops_rate`` (the mean) with the standard deviation as
-uncertainty; ``phase`` is the operation in snake case (``file_creation``).
+uncertainty; ``phase`` is the operation in snake case (``file_creation``).  A row of
+zeros is an operation mdtest did not run (older mdtest prints every operation): no
+measurement, not a zero.  Any other row with a mean that is not above zero is an error.
 """
 
 from __future__ import annotations
 
 import re
 
-from simfs.ingest.common import fail, number
+from simfs.ingest.common import fail, non_negative, number, positive
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
 _LAUNCH = re.compile(r"launched with (\d+) total task\(s\) on (\d+) node\(s\)")
+_COLUMNS = ("Max", "Min", "Mean", "Std Dev")
 _ROW = re.compile(r"^\s+([A-Za-z][A-Za-z ]+?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
 
 
@@ -36,7 +39,8 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         line = raw.rstrip()
         launch = _LAUNCH.search(line)
         if launch:
-            tasks, nodes = int(launch[1]), int(launch[2])
+            # Zero tasks or nodes is not a count a run can have: unknown, not zero.
+            tasks, nodes = int(launch[1]) or None, int(launch[2]) or None
         if line.startswith("Command line used:"):
             words = [w.strip("'") for w in line.split(":", 1)[1].split()]
             words[0] = "mdtest"
@@ -57,8 +61,11 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         match = _ROW.match(line)
         if not match:
             raise fail(origin, number_, f"not an mdtest SUMMARY row: {stripped[:80]!r}")
-        mean = number(match[4], origin, number_, "Mean")
-        std = number(match[5], origin, number_, "Std Dev")
+        values = [number(match[i], origin, number_, name) for i, name in enumerate(_COLUMNS, start=2)]
+        if not any(values):
+            continue  # an operation this run did not do
+        mean = positive(values[2], origin, number_, "Mean")
+        std = non_negative(values[3], origin, number_, "Std Dev")
         measurements.append(
             Measurement(
                 source=f"{origin}:{number_}",
@@ -70,7 +77,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                     workload=command,
                     nodes=nodes,
                     ppn=(tasks // nodes) if tasks and nodes else None,
-                    uncertainty=std / mean if mean > 0 else None,
+                    uncertainty=std / mean,
                 ),
             )
         )

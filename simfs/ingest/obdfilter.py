@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from simfs.ingest.common import MIB, fail
+from simfs.ingest.common import MIB, fail, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
@@ -75,10 +75,10 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 uncertainty=context.uncertainty,
                 source=f"{origin}:{number_}",
             )
-            if test["total"] is not None:
-                measurements.append(Measurement(metric="ost_bw", value=float(test["total"]) * MIB, **common))
-            measurements.append(Measurement(metric="ost_bw_min", value=float(test["min"]) * MIB, **common))
-            measurements.append(Measurement(metric="ost_bw_max", value=float(test["max"]) * MIB, **common))
+            for metric, key in (("ost_bw", "total"), ("ost_bw_min", "min"), ("ost_bw_max", "max")):
+                if test[key] is not None:  # the total is missing in some survey versions
+                    value = positive_number(test[key], origin, number_, f"{test['test']} {key}") * MIB
+                    measurements.append(Measurement(metric=metric, value=value, **common))
         if rest[position:].strip() or not found:
             raise fail(origin, number_, f"cannot read the test results {rest[position:].strip() or rest!r}")
     if not measurements:

@@ -20,7 +20,7 @@ import csv
 import io
 import math
 
-from simfs.ingest.common import fail
+from simfs.ingest.common import fail, non_negative, number, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import COLUMNS, METRIC_UNITS, Measurement
 
@@ -73,13 +73,11 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         si_unit, scale = _UNITS[row["unit"]]
         if si_unit != METRIC_UNITS[metric]:
             raise fail(origin, number_, f"unit {row['unit']} does not fit metric {metric} ({METRIC_UNITS[metric]})")
-        try:
-            value = float(row["value"]) * scale
-            uncertainty = float(row["uncertainty"]) if row["uncertainty"] else math.nan
-        except ValueError:
-            raise fail(
-                origin, number_, f"value {row['value']!r} or uncertainty {row['uncertainty']!r} is not a number"
-            ) from None
+        value = positive_number(row["value"], origin, number_, "value") * scale
+        uncertainty = math.nan  # empty: not stated
+        if row["uncertainty"]:
+            stated = number(row["uncertainty"], origin, number_, "uncertainty")
+            uncertainty = non_negative(stated, origin, number_, "uncertainty")
         measurements.append(
             Measurement(
                 source=f"{origin}:{number_}: {row['source']}" if row["source"] else f"{origin}:{number_}",

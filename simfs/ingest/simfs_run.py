@@ -16,7 +16,7 @@ import json
 import math
 import statistics
 
-from simfs.ingest.common import fail
+from simfs.ingest.common import fail, json_positive
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
@@ -32,21 +32,33 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(origin, exc.lineno, f"invalid simfs run record: {exc.msg}") from None
+    if not isinstance(record, dict):
+        raise fail(origin, None, "a simfs run record is a JSON object")
     for key in ("tool", "workload", "nodes", "ppn", "phases"):
         if key not in record:
             raise fail(origin, None, f"simfs run record without {key!r}")
+    for key in ("nodes", "ppn"):
+        count = record[key]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise fail(origin, None, f"{key}: expected a positive integer, got {count!r}")
+    if not isinstance(record["phases"], list):
+        raise fail(origin, None, "phases: expected a list")
     tool = record["tool"]
     values: dict[tuple[str, str], list[float]] = {}
     for index, phase in enumerate(record["phases"]):
+        if not isinstance(phase, dict):
+            raise fail(origin, None, f"phases[{index}]: expected an object")
         if tool == "mdtest":
-            metric, value = "ops_rate", phase.get("rate_per_s")
+            key, metric = "rate_per_s", "ops_rate"
         elif tool in _SUM_OF_RANKS:
-            metric, value = "agg_bw", phase.get("sum_of_ranks_Bps")
+            key, metric = "sum_of_ranks_Bps", "agg_bw"
         else:
-            metric, value = "agg_bw", phase.get("bandwidth_Bps")
+            key, metric = "bandwidth_Bps", "agg_bw"
+        value = phase.get(key)
         if value is None or "phase" not in phase:
             raise fail(origin, None, f"phases[{index}] ({phase.get('phase')}): no rate (a phase of zero length)")
-        values.setdefault((phase["phase"], metric), []).append(float(value))
+        rate = json_positive(value, origin, f"phases[{index}].{key}")
+        values.setdefault((str(phase["phase"]), metric), []).append(rate)
     measurements = []
     for (label, metric), rates in values.items():
         middle = statistics.median(rates)
@@ -60,8 +72,8 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 value=middle,
                 **context.fields(
                     workload=record["workload"],
-                    nodes=int(record["nodes"]),
-                    ppn=int(record["ppn"]),
+                    nodes=record["nodes"],
+                    ppn=record["ppn"],
                     uncertainty=spread,
                 ),
             )

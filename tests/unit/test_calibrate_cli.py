@@ -43,7 +43,7 @@ def test_calibrate_writes_a_profile_that_keeps_comments_and_a_report(tiny, tmp_p
             "--report",
             str(report),
             "--bootstrap",
-            "3",
+            "20",
         ]
     )
     assert code == 0

@@ -8,7 +8,7 @@ import pytest
 
 import simfs
 from simfs.errors import SimfsError
-from simfs.ingest import detect_format, read_measurements
+from simfs.ingest import SkippedFileWarning, detect_format, read_measurements
 from simfs.predict import NotSimulatedWarning, Predictor, plan
 from tests.unit.phases import open_close_s
 
@@ -153,8 +153,14 @@ def test_empty_directory_and_unknown_format(tmp_path):
     with pytest.raises(SimfsError, match="no measurement files found"):
         read_measurements(tmp_path)
     (tmp_path / "notes.txt").write_text("hello\n")
+    # In a folder the file is skipped with a warning; nothing else there is an error.
+    with pytest.warns(SkippedFileWarning, match=r"notes\.txt: unrecognised format"):
+        with pytest.raises(SimfsError, match=r"no measurement file could be read \(1 skipped"):
+            read_measurements(tmp_path)
     with pytest.raises(SimfsError, match=r"notes\.txt: unrecognised format"):
-        read_measurements(tmp_path)
+        read_measurements(tmp_path / "notes.txt")  # named directly: an error
+    with pytest.raises(SimfsError, match=r"notes\.txt: unrecognised format"):
+        read_measurements(tmp_path, strict=True)
 
 
 def test_a_line_that_does_not_parse_inside_a_table_is_an_error(tmp_path):

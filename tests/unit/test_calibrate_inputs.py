@@ -1,0 +1,286 @@
+"""simfs calibrate on inputs it must refuse (issue 17): each refusal is exit status 2,
+one ``simfs: error:`` line naming what is wrong, no traceback, and no file written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simfs.calibrate import ProfileCalibrator
+from simfs.calibrate.calibrator import MIN_BOOTSTRAP, percentile_interval
+from simfs.cli import main
+from simfs.errors import SimfsError
+from simfs.ingest import MAX_TEXT_BYTES
+from simfs.ingest.measurements import Measurement, to_frame
+from simfs.systems.profile import Profile
+from tests.property.test_calibration_properties import PROFILE, synthetic
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "ingest"
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    """A small Lustre profile, calibration data that fits it, and where --out goes."""
+    profile = tmp_path / "tiny.toml"
+    profile.write_text(PROFILE)
+    data = tmp_path / "data"
+    data.mkdir()
+    lines = ["system,tool,workload,nodes,ppn,settings,over,phase,metric,value,unit,uncertainty,source"]
+    for row in synthetic(2e8, 1.2e8).itertuples():
+        lines.append(f"tiny,dd,{row.workload},{row.nodes},{row.ppn},,,{row.phase},agg_bw,{row.value},B/s,,synthetic")
+    (data / "runs.csv").write_text("\n".join(lines) + "\n")
+    return profile, data, tmp_path / "fitted.toml"
+
+
+def calibrate(profile: Path, data: list[str | Path], out: Path, *options: str) -> list[str]:
+    return ["calibrate", "--system", str(profile), *map(str, data), "--out", str(out), *options]
+
+
+def refused(capsys, argv: list[str], out: Path, message: str, *, warnings_first: bool = False) -> list[str]:
+    """Run the CLI and check the refusal; returns stderr's lines."""
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    errors = [line for line in lines if line.startswith("simfs: error:")]
+    assert errors == [lines[-1]], captured.err  # exactly one error line, and it is the last
+    assert message in lines[-1], lines[-1]
+    assert "Traceback" not in captured.err
+    if not warnings_first:
+        assert len(lines) == 1, captured.err
+    assert all(line.startswith("simfs: warning:") for line in lines[:-1]), captured.err
+    assert not out.exists()
+    return lines
+
+
+def _ior_with(value: str) -> str:
+    return (DATA / "ior-fpp-text.txt").read_text().replace("write     1387.98", f"write     {value}")
+
+
+def _fio_with(field: str, value: float) -> str:
+    document = json.loads((DATA / "fio-write-direct.json").read_text())
+    document["jobs"][0]["write"][field] = value
+    return json.dumps(document)
+
+
+# -- 1. measured values that cannot be real ---------------------------------------------
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("ior.txt", _ior_with("-1387.98"), "ior.txt:35: bw(MiB/s): expected a positive finite number, got -1387.98"),
+        ("ior.txt", _ior_with("nan    "), "ior.txt:35: bw(MiB/s): expected a positive finite number, got nan"),
+        ("ior.txt", _ior_with("inf    "), "ior.txt:35: bw(MiB/s): expected a positive finite number, got inf"),
+        ("fio.json", _fio_with("bw_bytes", -1542732505), "fio.json: jobs[0].write.bw_bytes: expected a positive"),
+        ("fio.json", _fio_with("bw_bytes", float("nan")), "fio.json: jobs[0].write.bw_bytes: expected a positive"),
+        ("fio.json", _fio_with("iops", -1.0), "fio.json: jobs[0].write.iops: expected a positive"),
+        ("fio.json", _fio_with("runtime", float("nan")), "fio.json: jobs[0].write.runtime: expected a positive"),
+    ],
+    ids=["ior-negative", "ior-nan", "ior-inf", "fio-negative-bw", "fio-nan-bw", "fio-negative-iops", "fio-nan-runtime"],
+)
+def test_impossible_measured_values_are_located_errors(tiny, capsys, name, text, message):
+    profile, _, out = tiny
+    path = out.parent / name
+    path.write_text(text)
+    refused(capsys, calibrate(profile, [path], out, "--bootstrap", "0"), out, message)
+
+
+@pytest.mark.parametrize("value", [-1.0, 0.0, float("nan"), float("inf")])
+def test_the_calibrator_names_the_source_of_an_impossible_value(value):
+    # A table built in Python does not pass through the readers' checks.
+    frame = synthetic(2e8, 1.2e8)
+    frame.loc[1, "value"] = value
+    frame.loc[1, "source"] = "my-table:7"
+    calibrator = ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=0)
+    with pytest.raises(
+        SimfsError, match=r"calibrate: my-table:7: measured value .*: expected a positive finite number"
+    ):
+        calibrator.fit(frame)
+
+
+# -- 2. nothing simulatable: the reasons come before the error ---------------------------
+def test_when_nothing_can_be_simulated_the_warnings_are_printed_first(tiny, capsys):
+    profile, _, out = tiny
+    lines = refused(
+        capsys,
+        calibrate(profile, [DATA / "iozone-throughput.txt"], out),
+        out,
+        "none of the 4 measurements can be simulated (the warnings say why for each)",
+        warnings_first=True,
+    )
+    assert len(lines) == 5
+    assert all("iozone-throughput.txt:" in line and "tool 'iozone' is not modelled" in line for line in lines[:-1])
+
+
+# -- 3. bootstrap: no intervals, or enough refits for one --------------------------------
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("1", f"--bootstrap 1: expected 0 (no intervals) or at least {MIN_BOOTSTRAP} refits"),
+        ("2", f"--bootstrap 2: expected 0 (no intervals) or at least {MIN_BOOTSTRAP} refits"),
+        (str(MIN_BOOTSTRAP - 1), f"at least {MIN_BOOTSTRAP} refits"),
+        ("-1", "--bootstrap -1: expected 0 (no intervals)"),
+        ("many", "--bootstrap 'many': expected an integer"),
+    ],
+)
+def test_bootstrap_counts_that_cannot_give_an_interval_are_refused(tiny, capsys, value, message):
+    profile, data, out = tiny
+    refused(capsys, calibrate(profile, [data], out, "--bootstrap", value), out, message)
+
+
+def test_bootstrap_zero_writes_no_interval_and_claims_no_identifiability(tiny, tmp_path, capsys):
+    profile, data, out = tiny
+    report = tmp_path / "fit.md"
+    assert main(calibrate(profile, [data], out, "--bootstrap", "0", "--report", str(report))) == 0
+    stdout = capsys.readouterr().out
+    assert "nan" not in stdout.lower() and "no interval  (identifiability not assessed)" in stdout
+    text = out.read_text()
+    assert "nan" not in text.lower()
+    fitted = tomllib.loads(text)["calibration"]["fitted"]["client.copy_read_Bps"]
+    assert set(fitted) == {"value", "prior"}  # no bounds, no identifiability claim
+    assert "(no interval; identifiability not assessed)" in text
+    table_row = next(line for line in report.read_text().splitlines() if line.startswith("| `client.copy_read_Bps`"))
+    assert "| no interval |" in table_row and table_row.endswith("| not assessed |")
+
+
+def test_an_interval_always_contains_its_estimate():
+    # Refits that all land above the estimate (two of them, say) must not exclude it.
+    assert percentile_interval(np.array([1.1, 1.2]), 1.0) == (1.0, pytest.approx(1.1975))
+    assert percentile_interval(np.array([0.7, 0.8]), 1.0) == (pytest.approx(0.7025), 1.0)
+    low, high = percentile_interval(np.array([0.9, 1.0, 1.1]), 1.0)
+    assert low < 1.0 < high
+    fitted = ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=MIN_BOOTSTRAP, seed=3).fit(
+        synthetic(2e8, 1.2e8)
+    )
+    for name, value in fitted.params_.items():
+        low, high = fitted.intervals_[name]
+        assert low <= value <= high, (name, low, value, high)
+
+
+# -- 4. the seed -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("-1", "--seed -1: expected a non-negative integer"),
+        ("1.5", "--seed '1.5': expected an integer"),
+        ("x", "--seed 'x': expected an integer"),
+    ],
+)
+def test_seed_must_be_a_non_negative_integer(tiny, capsys, value, message):
+    profile, data, out = tiny
+    refused(capsys, calibrate(profile, [data], out, "--seed", value), out, message)
+
+
+# -- 5. files that are not results -------------------------------------------------------
+def _non_utf8(d: Path) -> Path:
+    (d / "latin1.txt").write_bytes("IOR-4.0\nCommand line        : ior -o /tmp/\xe9t\xe9\n".encode("latin-1"))
+    return d / "latin1.txt"
+
+
+def _huge(d: Path) -> Path:
+    with (d / "huge.txt").open("wb") as handle:
+        handle.truncate(MAX_TEXT_BYTES + 1)  # sparse: nothing is written
+    return d / "huge.txt"
+
+
+def _nothing_readable(d: Path) -> Path:
+    (d / "empty-dir").mkdir()
+    (d / "empty-dir" / "blob.bin").write_bytes(b"\xff\xfe\x00")
+    os.mkfifo(d / "empty-dir" / "pipe")
+    return d / "empty-dir"
+
+
+@pytest.mark.parametrize(
+    "make, message, warned",
+    [
+        (lambda d: Path(os.devnull), "/dev/null: not a regular file (a character device)", False),
+        (_non_utf8, "latin1.txt:2: not UTF-8 text (byte 0xe9)", False),
+        (_huge, f"huge.txt: {MAX_TEXT_BYTES + 1} bytes: more than the 64 MiB limit for a text result", False),
+        (_nothing_readable, "empty-dir: no measurement file could be read (2 skipped: see the warnings)", True),
+        (lambda d: d / "nope", "nope: no such file or directory", False),
+    ],
+    ids=["dev-null", "non-utf8", "huge", "nothing-readable", "missing"],
+)
+def test_inputs_that_are_not_results_files(tiny, capsys, make, message, warned):
+    profile, _, out = tiny
+    refused(capsys, calibrate(profile, [make(out.parent)], out), out, message, warnings_first=warned)
+
+
+def test_a_fifo_is_refused_without_blocking(tiny):
+    # In a child process with a timeout: a reader that opened the FIFO would wait forever.
+    profile, _, out = tiny
+    fifo = out.parent / "results.fifo"
+    os.mkfifo(fifo)
+    argv = [sys.executable, "-m", "simfs.cli", *calibrate(profile, [fifo], out)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"simfs: error: {fifo}: not a regular file (a FIFO): expected a results file"]
+    assert not out.exists()
+
+
+# -- 6. a folder with a bad file -----------------------------------------------------------
+def test_a_bad_file_in_a_folder_is_skipped_with_a_warning_and_strict_stops(tiny, capsys):
+    profile, data, out = tiny
+    (data / "broken.txt").write_text(_ior_with("nan    "))
+    assert main(calibrate(profile, [data], out, "--bootstrap", "0")) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (
+        f"simfs: warning: SkippedFileWarning: {data}/broken.txt:35: bw(MiB/s): expected a positive finite number, "
+        "got nan (skipped)"
+    )
+    out.unlink()
+    refused(capsys, calibrate(profile, [data], out, "--strict"), out, "broken.txt:35: bw(MiB/s)")
+    # Named on the command line, a bad file is an error with or without --strict.
+    refused(capsys, calibrate(profile, [data / "runs.csv", data / "broken.txt"], out), out, "broken.txt:35")
+
+
+# -- 7. fio results ----------------------------------------------------------------------
+def test_fio_sequential_jobs_are_calibrated_on(tiny, capsys):
+    profile, _, out = tiny
+    assert main(calibrate(profile, [DATA / "fio-jobfile-seq.json"], out, "--bootstrap", "0")) == 0
+    captured = capsys.readouterr()
+    assert "fit: 2 points" in captured.out  # the write with end_fsync and the O_DIRECT read
+    reasons = [line for line in captured.err.splitlines() if "jobs[2].read: not simulated: fio job:" in line]
+    assert reasons == [
+        "simfs: warning: NotSimulatedWarning: "
+        f"{DATA}/fio-jobfile-seq.json:jobs[2].read: not simulated: fio job: rw=randread: only sequential rw=read "
+        "and rw=write jobs are simulated"
+    ]
+    assert "tool 'fio' is not modelled" not in captured.err
+
+
+def test_fio_jobs_without_an_ior_equivalent_are_named(tiny, capsys):
+    profile, _, out = tiny
+    lines = refused(
+        capsys,
+        calibrate(profile, [DATA / "fio-randread.json"], out),
+        out,
+        "none of the 6 measurements can be simulated",
+        warnings_first=True,
+    )
+    assert "jobs[0].read: not simulated: fio job: rw=randread: only sequential" in lines[0]
+
+
+def test_a_buffered_fio_read_is_left_out_where_simfs_would_read_the_page_cache(tmp_path):
+    # On a local disk simfs serves a read of data that fits memory from the page cache,
+    # but fio drops the pages first (invalidate=1); on tmpfs the pages are the data.
+    rows = [
+        Measurement("f:jobs[0].read", "fio", "read", "agg_bw", 1e9, "ior -a POSIX -F -r -t 1m -b 64m", 1, 2),
+        Measurement(
+            "f:jobs[1].read", "fio", "read", "agg_bw", 5e8, "ior -a POSIX -F -r -t 1m -b 64m --posix.odirect", 1, 2
+        ),
+    ]
+    live = ROOT / "calibration" / "live"
+    with pytest.warns(UserWarning):
+        disk = ProfileCalibrator(str(live / "vm-disk.toml"), bootstrap=0).fit(to_frame(rows))
+    assert [p.index for p in disk.points_] == [1]
+    assert "fio job: a buffered read: fio drops the file's cached pages first" in disk.skipped_["reason"].iloc[0]
+    with pytest.warns(UserWarning):
+        tmpfs = ProfileCalibrator(str(live / "vm-tmpfs.toml"), bootstrap=0).fit(to_frame(rows[:1]))
+    assert len(tmpfs.points_) == 1
