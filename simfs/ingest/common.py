@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
-import stat
 from pathlib import Path
 
 from simfs.errors import SimfsError
+from simfs.textinput import file_kind, read_text_file
+
+__all__ = ["file_kind"]  # re-exported: the folder reader names what it skips with it
 
 MIB = 1 << 20
 KIB = 1 << 10
@@ -71,47 +72,10 @@ def json_positive(value: object, origin: str, path: str) -> float:
     return positive(json_number(value, origin, path), origin, None, path)
 
 
-def file_kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return name
-    return "not a file"
-
-
 def read_text(path: Path, hint: str = "; a Darshan log must be named *.darshan") -> str:
     """The file's UTF-8 text, refusing what cannot be a text result (a FIFO, a device,
-    more than :data:`MAX_TEXT_BYTES`).  Opened without blocking and checked on the open
-    descriptor: the path may have become a FIFO since the caller looked at it, and
-    reading a FIFO waits for a writer that may never come.  ``hint`` ends the message
-    about a file that is not UTF-8."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise fail(str(path), None, f"cannot read ({exc.strerror})") from None
-    with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise fail(str(path), None, f"not a regular file ({file_kind(info.st_mode)}): expected a results file")
-        if info.st_size > MAX_TEXT_BYTES:
-            raise fail(str(path), None, _too_large(info.st_size))
-        try:
-            data = handle.read(MAX_TEXT_BYTES + 1)
-        except OSError as exc:
-            raise fail(str(path), None, f"cannot read ({exc.strerror})") from None
-    if len(data) > MAX_TEXT_BYTES:  # it grew while being read
-        raise fail(str(path), None, _too_large(len(data)))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        byte = data[exc.start]
-        raise fail(str(path), line, f"not UTF-8 text (byte 0x{byte:02x}): not a text result{hint}") from None
-
-
-def _too_large(size: int) -> str:
-    return f"{size} bytes: more than the {MAX_TEXT_BYTES // MIB} MiB limit for a text result"
+    more than :data:`MAX_TEXT_BYTES`) without blocking (:mod:`simfs.textinput`).
+    ``hint`` ends the message about a file that is not UTF-8."""
+    return read_text_file(
+        path, what="a results file", kind="a text result", limit_bytes=MAX_TEXT_BYTES, error=IngestError, hint=hint
+    )

@@ -51,7 +51,9 @@ class Profile:
     @classmethod
     def from_file(cls, path: str | Path) -> Profile:
         path = Path(path)
-        text = read_text_file(path, what="a TOML profile", limit_bytes=PROFILE_LIMIT_BYTES, error=ProfileError)
+        text = read_text_file(
+            path, what="a TOML profile", kind="a TOML profile", limit_bytes=PROFILE_LIMIT_BYTES, error=ProfileError
+        )
         return cls.from_text(text, str(path))
 
     @classmethod

@@ -86,7 +86,7 @@ class ValidationCase:
 
 def load_case(path: str | Path) -> ValidationCase:
     path = Path(path)
-    text = read_text_file(path, what="a validation case (TOML)", limit_bytes=1024 * 1024)
+    text = read_text_file(path, what="a validation case (TOML)", kind="a validation case", limit_bytes=1024 * 1024)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
