@@ -492,8 +492,22 @@ def _calibrate(args: argparse.Namespace) -> int:
     with caught_warnings() as read_messages:
         measurements = pd.concat([read_measurements(path, strict=args.strict) for path in args.data], ignore_index=True)
     command = _command_line("calibrate")
-    with caught_warnings() as fit_messages:
-        calibrator = ProfileCalibrator(profile, free=args.free, bootstrap=bootstrap, seed=seed)
+    from tqdm import tqdm
+
+    # On a terminal, once the fit has run 2 s: the simulations it evaluated, and the
+    # bootstrap refits done (a fit runs hundreds of simulations, minutes in all).
+    with (
+        caught_warnings() as fit_messages,
+        tqdm(file=sys.stderr, unit="simulation", leave=False, disable=None, delay=2) as bar,
+    ):
+
+        def progress(stage: str, done: int) -> None:
+            if stage == "bootstrap":
+                bar.set_description(f"bootstrap refit {done}/{bootstrap}")
+            else:
+                bar.update(1)
+
+        calibrator = ProfileCalibrator(profile, free=args.free, bootstrap=bootstrap, seed=seed, progress=progress)
         calibrator.fit(measurements)
     messages = read_messages + fit_messages
     data = [str(p) for p in args.data]
@@ -503,6 +517,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     write_text(out, text)
     if report_path is not None:
         write_text(report_path, report)
+        print(f"report written to {report_path}", file=sys.stderr)
     summary = calibrator.summary_
     for name, value in calibrator.params_.items():
         interval = calibrator.intervals_[name]

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from numbers import Integral
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,9 @@ class ProfileCalibrator:
     prior_weight: weight of the log-scale pull towards the profile's value.
     min_sensitivity: below this largest |d log prediction / d log parameter|, a parameter
         is not identifiable.
+    progress: called as ``progress(stage, done)`` after every model evaluation of the fit
+        (``stage`` ``"fit"``) and every bootstrap refit (``"bootstrap"``): a fit runs
+        hundreds of simulations, and ``simfs calibrate`` shows them on a terminal.
     """
 
     def __init__(
@@ -178,6 +182,7 @@ class ProfileCalibrator:
         scan_points: int = 9,
         prior_weight: float = 0.01,
         min_sensitivity: float = 0.01,
+        progress: Callable[[str, int], None] | None = None,
     ) -> None:
         self.system = system
         self.free = free
@@ -189,11 +194,13 @@ class ProfileCalibrator:
         self.scan_points = scan_points
         self.prior_weight = prior_weight
         self.min_sensitivity = min_sensitivity
+        self.progress = progress
 
     # -- fitting ------------------------------------------------------------------------
     def fit(self, measurements: pd.DataFrame) -> ProfileCalibrator:
         check_bootstrap(self.bootstrap, "bootstrap")
         check_seed(self.seed, "seed")
+        self._evaluations = 0
         profile = self.system if isinstance(self.system, Profile) else load_profile(self.system)
         parameters = declared_free_parameters(profile, self.free)
         points, skipped = self._plan(measurements, profile)
@@ -322,6 +329,9 @@ class ProfileCalibrator:
     def _predict(
         self, profile: Profile, parameters: list[FreeParameter], values: np.ndarray, points: list[Point]
     ) -> np.ndarray:
+        if self.progress is not None:
+            self._evaluations += 1
+            self.progress("fit", self._evaluations)
         overrides = {p.name: float(v) for p, v in zip(parameters, values)}
         candidate = profile.with_overrides(overrides)
         predictor = Predictor(system_from_profile(candidate), candidate)
@@ -340,6 +350,8 @@ class ProfileCalibrator:
                 residuals, x, bounds=(lower, upper), args=(noisy,), diff_step=1e-3, max_nfev=self.max_evaluations
             )
             samples.append(np.exp(refit.x))
+            if self.progress is not None:
+                self.progress("bootstrap", len(samples))
         return np.array(samples)
 
     def _check_identifiability(self, parameters, flat, fitted, intervals) -> dict[str, bool | None]:
