@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import signal
 
 import simpy
 from hypothesis import HealthCheck, settings
@@ -14,6 +15,13 @@ from simfs.engine import FluidNetwork, Resource
 # a timing check too.  Every property test inherits this profile.
 settings.register_profile("simfs", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("simfs")
+
+# A shell without job control starts background commands (`pytest ... &` in a script)
+# with SIGINT ignored, and an ignored signal stays ignored across exec: every `simfs
+# measure` a test starts would then ignore the Ctrl-C the test sends it, as the runner
+# must (nohup).  The suite tests the runner, not its caller's shell: give Ctrl-C back.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_flows(capacities, flows, starts=None):
