@@ -87,7 +87,11 @@ def estimate(
             continue
         data_rank_phases += ranks
         metadata_requests += 2 * ranks  # open (or create) and close
-        if request_level_shared_writes and phase.shared_file and phase.op == "write" and nodes > 1:
+        # As simulation._request_mode decides: shared-file writes from several nodes through
+        # the lock manager; MPI-IO collective writes (benchio, IOR -c) are aggregated by
+        # ROMIO's two-phase I/O instead and cost what a fluid phase costs.
+        request_level = phase.shared_file and phase.op == "write" and not phase.collective and not phase.same_data
+        if request_level_shared_writes and request_level and nodes > 1:
             request_writes += ranks * max(phase.bytes_per_rank // max(phase.transfer_size_bytes, 1), 1)
     data_rank_phases *= iterations
     metadata_requests *= iterations
