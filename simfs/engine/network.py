@@ -116,6 +116,7 @@ class FluidNetwork:
         self._lowered_by = np.zeros(0, dtype=np.int64)
         self._load_lowered_by = np.zeros(0, dtype=np.int64)
         self._mechanism_names: list[str] = [""]
+        self._any_lowered = False
         self.stats = NetworkStats()
 
     # -- construction -------------------------------------------------------------------
@@ -259,6 +260,8 @@ class FluidNetwork:
             segment = by_tag_limiter[tag * width : (tag + 1) * width]
             if segment.size:
                 seconds += segment
+        if not self._any_lowered:
+            return  # the common case: no load model lowers a capacity now (every advance)
         lowered_by = np.where(self._limiter >= 0, self._lowered_by[np.maximum(self._limiter, 0)], 0)
         for code in np.unique(lowered_by[lowered_by > 0]):
             held = lowered_by == code
@@ -387,6 +390,7 @@ class FluidNetwork:
         self._load_key = key
         capacity[rows] = self._load_capacity
         self._lowered_by[rows] = self._load_lowered_by
+        self._any_lowered = bool(self._load_lowered_by.any())
         return capacity
 
     def _schedule_wakeup(self) -> None:
