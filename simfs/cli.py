@@ -224,8 +224,11 @@ def _parser() -> argparse.ArgumentParser:
             )
             sub.add_argument(
                 "--timeline",
+                action="append",
+                default=[],
                 metavar="FILE",
-                help="per-resource utilisation and flow counts over time: a plot (PNG/SVG/PDF) or, for .csv, the table",
+                help="per-resource utilisation and flow counts over time: a plot (PNG/SVG/PDF) or, for .csv, "
+                "the table; repeatable (a plot and its numbers from one run)",
             )
             sub.set_defaults(handler=_simulate)
         else:
@@ -236,7 +239,13 @@ def _parser() -> argparse.ArgumentParser:
                 metavar="KEY=V1,V2,...",
                 help="a setting or profile field and its values; repeat for a grid",
             )
-            sub.add_argument("--plot", metavar="FILE", help="write a scaling plot (PNG, SVG or PDF)")
+            sub.add_argument(
+                "--plot",
+                action="append",
+                default=[],
+                metavar="FILE",
+                help="write a scaling plot (PNG, SVG or PDF) or, for .csv, the numbers it draws; repeatable",
+            )
             sub.add_argument(
                 "--measured",
                 action="append",
@@ -351,7 +360,7 @@ def _simulate(args: argparse.Namespace) -> int:
         else:
             _emit(table, args.format)
         return 0
-    timeline = _output_path(args.timeline, "--timeline", (".csv", *FIGURE_SUFFIXES)) if args.timeline else None
+    timelines = _output_paths(args.timeline, "--timeline", (".csv", *FIGURE_SUFFIXES))
     from tqdm import tqdm
 
     # Shown on a terminal only, and only once the run has taken 2 s (tqdm's delay).
@@ -375,8 +384,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print(render_text(table))
     else:
         _emit(frame, "csv" if args.format == "table" else args.format)
-    if args.timeline:
-        target = timeline
+    for target in timelines:
         if target.suffix.lower() == ".csv":
             from simfs.report.files import write_text
 
@@ -404,7 +412,7 @@ def _sweep(args: argparse.Namespace) -> int:
         vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
     overrides = _overrides(args)
     load_workload(args.workload)  # fail on a bad command line before any work
-    plot_path = _output_path(args.plot, "--plot", FIGURE_SUFFIXES) if args.plot else None
+    plot_paths = _output_paths(args.plot, "--plot", (".csv", *FIGURE_SUFFIXES))
     measured, cases = [], []
     if args.measured:
         from simfs.report.measured import load_measured
@@ -438,7 +446,14 @@ def _sweep(args: argparse.Namespace) -> int:
             print(comparison(phases, keys[0], measured, cases))
     else:
         _emit(phases, args.format)
-    if plot_path is not None:
+    for plot_path in plot_paths:
+        if plot_path.suffix.lower() == ".csv":
+            from simfs.report.files import write_frame
+            from simfs.report.plots import scaling_plot_data
+
+            path = write_frame(plot_path, scaling_plot_data(phases, keys))
+            print(f"plotted numbers written to {path}", file=sys.stderr)
+            continue
         from simfs.report.plots import scaling_plot
 
         title = f"{args.system}: {args.workload}"
@@ -677,6 +692,18 @@ def _output_path(text: str, option: str, suffixes: Sequence[str] = ()) -> Path:
     if not path.parent.is_dir():
         raise SimfsError(f"{option} {path}: directory {path.parent} does not exist")
     return path
+
+
+def _output_paths(texts: Sequence[str], option: str, suffixes: Sequence[str]) -> list[Path]:
+    """Each of a repeatable output option's files, checked as :func:`_output_path`; the
+    same file twice is refused (one would overwrite the other)."""
+    paths = [_output_path(text, option, suffixes) for text in texts]
+    seen: set[Path] = set()
+    for path in paths:
+        if path.resolve() in seen:
+            raise SimfsError(f"{option} {path}: given twice; expected each file once")
+        seen.add(path.resolve())
+    return paths
 
 
 def _command_line(command: str) -> str:

@@ -58,9 +58,11 @@ class PhaseAttribution:
 
     @property
     def bottleneck_mechanism(self) -> str:
-        """The mechanism that lowered the bottleneck's capacity for most of the time it
-        held the phase (``hdd_seek``), or ``""`` where it bound at its nominal capacity
-        (or is a rate cap or a request-level part, whose names already say it)."""
+        """The mechanism that cost the bottleneck capacity for most of the time it held
+        the phase, by lowering its capacity (``hdd_seek``) or raising what a byte costs it
+        (``tcp_incast``, ``raid_parity``; ``hdd_seek+raid_parity`` for both), or ``""``
+        where it bound at its nominal cost (or is a rate cap or a request-level part,
+        whose names already say it)."""
         kind, _ = self.bottleneck
         by_mechanism = self.lowered_seconds.get(kind, {})
         if not by_mechanism:

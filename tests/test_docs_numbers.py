@@ -19,33 +19,47 @@ The four ``|``-separated fields are:
   (``bottleneck = controller``).
 
 Each command runs once, in-process, with ``--format csv`` (and ``--no-progress`` for
-sweeps).  A check whose row, phase or column does not exist fails.
+sweeps).  A check whose row, phase or column does not exist fails.  A check written
+``<!-- check slow: ... -->`` runs in the slow suite (``pytest -m slow``, which ``.ci/run``
+runs too): for commands of a minute or more, which would break the default run's budget.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from simfs.cli import main
-from tests.test_docs import ROOT, in_scratch, simfs_lines
+from tests.test_docs import ROOT, run_example, simfs_lines
 
-PAGES = sorted(ROOT.glob("docs/**/*.md"))
-CHECK = re.compile(r"^<!-- check: (.*?) -->\s*$", re.MULTILINE)
+PAGES = sorted([ROOT / "README.md", *ROOT.glob("docs/**/*.md")])
+CHECK = re.compile(r"^<!-- check( slow)?: (.*?) -->\s*$", re.MULTILINE)
 #: Anything that looks like a check, so that a misspelt one is an error, not skipped.
 LOOSE = re.compile(r"<!--\s*check", re.IGNORECASE)
 COMMAND = re.compile(r"^command (\d+)(?: ([+-]) (.+))?$")
 EXPECT = re.compile(r"^([\w.]+) = (\S+)(?: ± (\S+?)(%)?)?$")
 #: How many checks the pages hold; lower it only when the prose stops quoting a number.
-MIN_CHECKS = {"docs/guides/what-if.md": 121}
+MIN_CHECKS = {
+    "README.md": 4,
+    "docs/background/controller-cache.md": 12,
+    "docs/background/crtdc-datasheet-vs-seed.md": 25,
+    "docs/background/extent-locks.md": 31,
+    "docs/background/hdd-seek-thrashing.md": 8,
+    "docs/background/mds-directory.md": 50,
+    "docs/background/mechanisms.md": 4,
+    "docs/background/oss-threads-and-readahead.md": 25,
+    "docs/background/phase-interference.md": 11,
+    "docs/background/raid-parity.md": 16,
+    "docs/background/ssd.md": 13,
+    "docs/background/tcp-incast.md": 5,
+    "docs/guides/gpfs.md": 27,
+    "docs/guides/what-if.md": 121,
+    "docs/tutorial.md": 16,
+}
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,7 @@ class Check:
     expected: str
     tolerance: str | None
     relative: bool
+    slow: bool = False
 
     @property
     def id(self) -> str:
@@ -85,7 +100,7 @@ def command_argv(page: Path, spec: str) -> tuple[str, ...]:
     return tuple(argv)
 
 
-def parse(page: Path, text: str) -> Check:
+def parse(page: Path, text: str, slow: bool = False) -> Check:
     fields = [field.strip() for field in text.split("|")]
     if len(fields) != 4:
         raise ValueError(f"{page}: check {text!r} needs 4 fields: command | row | phase | column = value")
@@ -102,7 +117,7 @@ def parse(page: Path, text: str) -> Check:
         raise ValueError(f"{page}: {expect!r} in {text!r} is not 'column = value [± tolerance[%]]'")
     column, expected, tolerance, percent = match.groups()
     return Check(
-        page, text, command_argv(page, spec), tuple(settings), phase, column, expected, tolerance, bool(percent)
+        page, text, command_argv(page, spec), tuple(settings), phase, column, expected, tolerance, bool(percent), slow
     )
 
 
@@ -111,26 +126,10 @@ def checks(page: Path) -> list[Check]:
     found = CHECK.findall(text)
     if len(found) != len(LOOSE.findall(text)):
         raise ValueError(f"{page}: a check comment is not on a line of its own as '<!-- check: ... -->'")
-    return [parse(page, check) for check in found]
+    return [parse(page, check, slow=bool(slow)) for slow, check in found]
 
 
 ALL = [check for page in PAGES for check in checks(page)]
-
-
-#: Each command's CSV output, keyed by its argv: every command runs once per session.
-OUTPUTS: dict[tuple[str, ...], pd.DataFrame] = {}
-
-
-def run(argv: tuple[str, ...], scratch: Path, monkeypatch) -> pd.DataFrame:
-    if argv not in OUTPUTS:
-        in_scratch(scratch, monkeypatch)
-        extra = ["--format", "csv"] + (["--no-progress"] if argv[0] == "sweep" and "--no-progress" not in argv else [])
-        stdout, stderr = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            code = main([*argv, *extra])
-        assert code == 0, f"simfs {shlex.join(argv)} failed: {stderr.getvalue()}"
-        OUTPUTS[argv] = pd.read_csv(io.StringIO(stdout.getvalue()), dtype=str, keep_default_na=False)
-    return OUTPUTS[argv]
 
 
 def same(cell: str, wanted: str) -> bool:
@@ -142,9 +141,11 @@ def same(cell: str, wanted: str) -> bool:
         return False
 
 
-@pytest.mark.parametrize("check", ALL, ids=lambda check: check.id)
+@pytest.mark.parametrize(
+    "check", [pytest.param(check, marks=[pytest.mark.slow] if check.slow else []) for check in ALL], ids=lambda c: c.id
+)
 def test_quoted_number_matches_the_command(check, tmp_path, monkeypatch):
-    frame = run(check.argv, tmp_path, monkeypatch)
+    frame = run_example(check.argv, tmp_path, monkeypatch).frame
     where = f"{check.page.relative_to(ROOT)}: {check.text}\n  simfs {shlex.join(check.argv)}"
     missing = [c for c in ["phase", check.column, *(c for c, _ in check.row)] if c not in frame.columns]
     assert not missing, f"{where}\n  no column(s) {missing} in the output: {list(frame.columns)}"

@@ -20,7 +20,11 @@ if TYPE_CHECKING:
     from simfs.engine.resource import Resource
 
 #: A path: (resource, weight) pairs; the flow loads a resource with ``weight * rate``.
-Path = Sequence[tuple["Resource", float]]
+#: A flow's path: (resource, weight) per resource it crosses (units of the resource's
+#: capacity per unit of work), or (resource, weight, mechanism) where a mechanism raised
+#: the weight above the plain cost (TCP incast on a NIC, RAID read-modify-write on a
+#: target): when that resource limits the flow, the mechanism is named beside it.
+Path = Sequence[tuple["Resource", float] | tuple["Resource", float, str]]
 
 
 class Flow(Event):
@@ -40,6 +44,7 @@ class Flow(Event):
         "share",
         "resource_index",
         "resource_weight",
+        "resource_mechanism",
         "start_time",
         "end_time",
         "slot",
@@ -67,12 +72,16 @@ class Flow(Event):
         resources = network.resources
         indices = []
         weights = []
-        for resource, weight in path:
+        mechanisms: dict[int, str] = {}
+        for entry in path:
+            resource, weight = entry[0], entry[1]
             index = resource.index
             if index < 0 or index >= len(resources) or resources[index] is not resource:
                 raise ValueError(f"path: resource {resource.name!r} is not in this network")
             indices.append(index)
             weights.append(weight)
+            if len(entry) > 2 and entry[2]:
+                mechanisms[index] = entry[2]
         if len(set(indices)) < len(indices):
             # A path that crosses a resource twice loads it with the sum of its weights.
             merged: dict[int, float] = {}
@@ -81,6 +90,13 @@ class Flow(Event):
             indices, weights = list(merged), list(merged.values())
         self.resource_index = np.array(indices, dtype=np.int64)
         self.resource_weight = np.array(weights, dtype=float)
+        # Which mechanism raised the weight of each entry (a network code; 0: none), or
+        # None when no entry names one (the common case, kept cheap).
+        self.resource_mechanism = (
+            np.array([network.mechanism_code(mechanisms.get(index, "")) for index in indices], dtype=np.int64)
+            if mechanisms
+            else None
+        )
         if not (np.isfinite(self.resource_weight).all() and (self.resource_weight > 0).all()):
             bad = next(w for w in weights if not (math.isfinite(w) and w > 0))
             raise ValueError(f"path: flow {name!r} has weight {bad!r}; weights must be positive and finite")

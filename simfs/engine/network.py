@@ -63,8 +63,9 @@ class NetworkStats:
     #: flow's own cap (index 0): where the flows of a phase spent their time waiting.
     limited_time: dict[int, np.ndarray] = field(default_factory=dict)
     #: The part of ``limited_time`` spent held by a resource whose load model had lowered
-    #: its capacity (seek thrashing, prefetch thrash), per (tag, mechanism): which
-    #: mechanism made it bind.  Mechanism names as the load models give them.
+    #: its capacity (seek thrashing, prefetch thrash) or on which a mechanism had raised
+    #: the flow's weight (a path entry naming it: TCP incast, RAID read-modify-write), per
+    #: (tag, mechanism): which mechanism made it bind.
     reduced_time: dict[tuple[int, str], np.ndarray] = field(default_factory=dict)
 
 
@@ -104,6 +105,10 @@ class FluidNetwork:
         # order, so adding and removing flows is array work, not a loop over flows.
         self._entry_resource = np.zeros(0, dtype=np.int64)
         self._entry_weight = np.zeros(0)
+        # Per entry, the mechanism that raised its weight (a code into
+        # ``_mechanism_names``; 0: none); ``_any_raised`` says whether any entry has one.
+        self._entry_mechanism = np.zeros(0, dtype=np.int64)
+        self._any_raised = False
         self._path_length = np.zeros(0, dtype=np.int64)
         self._cached_matrix: sp.csc_array | None = None
         self._pending: list[Flow] = []
@@ -260,11 +265,32 @@ class FluidNetwork:
             segment = by_tag_limiter[tag * width : (tag + 1) * width]
             if segment.size:
                 seconds += segment
-        if not self._any_lowered:
-            return  # the common case: no load model lowers a capacity now (every advance)
-        lowered_by = np.where(self._limiter >= 0, self._lowered_by[np.maximum(self._limiter, 0)], 0)
-        for code in np.unique(lowered_by[lowered_by > 0]):
-            held = lowered_by == code
+        if not (self._any_lowered or self._any_raised):
+            return  # the common case: no mechanism costs any resource capacity now
+        codes = np.zeros(len(self._flows), dtype=np.int64)
+        if self._any_lowered:
+            codes = np.where(self._limiter >= 0, self._lowered_by[np.maximum(self._limiter, 0)], 0)
+        if self._any_raised:
+            # A flow held by a resource on which a mechanism raised its weight: that
+            # mechanism costs it capacity there (named after a lowering one, if both).
+            flow_of_entry = np.repeat(np.arange(len(self._flows)), self._path_length)
+            holding = self._entry_resource == self._limiter[flow_of_entry]
+            raised_by = np.zeros(len(self._flows), dtype=np.int64)
+            raised_by[flow_of_entry[holding]] = self._entry_mechanism[holding]
+            both = (codes > 0) & (raised_by > 0)
+            for lowered, raised in {(int(a), int(b)) for a, b in zip(codes[both], raised_by[both])}:
+                joined = f"{self._mechanism_names[lowered]}+{self._mechanism_names[raised]}"
+                codes[both & (codes == lowered) & (raised_by == raised)] = self.mechanism_code(joined)
+            codes = np.where(codes > 0, codes, raised_by)
+        self._attribute_mechanisms(codes, cells, tags, elapsed)
+
+    def _attribute_mechanisms(self, codes: np.ndarray, cells: np.ndarray, tags: np.ndarray, elapsed: float) -> None:
+        """Add ``elapsed`` to ``stats.reduced_time`` for each flow whose mechanism code
+        is non-zero, by (tag, mechanism) and limiting resource."""
+        width = len(self._resources) + 1
+        size = width * (tags.max() + 1)
+        for code in np.unique(codes[codes > 0]):
+            held = codes == code
             by_tag = np.bincount(cells[held], minlength=size) * elapsed
             mechanism = self._mechanism_names[code]
             for tag in np.unique(tags[held]):
@@ -298,6 +324,11 @@ class FluidNetwork:
         entries = np.repeat(keep, self._path_length)
         self._entry_resource = self._entry_resource[entries]
         self._entry_weight = self._entry_weight[entries]
+        if self._any_raised:
+            self._entry_mechanism = self._entry_mechanism[entries]
+            self._any_raised = bool(self._entry_mechanism.any())
+        else:
+            self._entry_mechanism = np.zeros(len(self._entry_resource), dtype=np.int64)
         for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share", "_path_length"):
             setattr(self, name, getattr(self, name)[keep])
         self._cached_matrix = None
@@ -331,6 +362,21 @@ class FluidNetwork:
         self._flows = np.concatenate([self._flows, added])
         self._entry_resource = np.concatenate([self._entry_resource, *(f.resource_index for f in new)])
         self._entry_weight = np.concatenate([self._entry_weight, *(f.resource_weight for f in new)])
+        if self._any_raised or any(f.resource_mechanism is not None for f in new):
+            self._entry_mechanism = np.concatenate(
+                [
+                    self._entry_mechanism,
+                    *(
+                        f.resource_mechanism
+                        if f.resource_mechanism is not None
+                        else np.zeros(len(f.resource_index), np.int64)
+                        for f in new
+                    ),
+                ]
+            )
+            self._any_raised = bool(self._entry_mechanism.any())
+        else:
+            self._entry_mechanism = np.zeros(len(self._entry_resource), dtype=np.int64)
         self._path_length = np.concatenate(
             [self._path_length, np.fromiter((len(f.resource_index) for f in new), dtype=np.int64, count=count)]
         )
@@ -363,7 +409,7 @@ class FluidNetwork:
             self._record(matrix @ self._rate / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
-    def _mechanism_code(self, mechanism: str) -> int:
+    def mechanism_code(self, mechanism: str) -> int:
         if mechanism not in self._mechanism_names:
             self._mechanism_names.append(mechanism)
         return self._mechanism_names.index(mechanism)
@@ -386,7 +432,7 @@ class FluidNetwork:
             load = ResourceLoad(int(key[position, 0]), int(key[position, 1]), int(key[position, 2]))
             self._load_capacity[position] = resource.capacity_at(load, nominal=float(key[position, 3]))
             lowered = lowering_mechanism(resource.load_model, float(key[position, 3]), load) if load.flow_count else ""
-            self._load_lowered_by[position] = self._mechanism_code(lowered)
+            self._load_lowered_by[position] = self.mechanism_code(lowered)
         self._load_key = key
         capacity[rows] = self._load_capacity
         self._lowered_by[rows] = self._load_lowered_by

@@ -63,6 +63,14 @@ def _mark_curve(ax, group: pd.DataFrame, x_key: str, column: str, bottleneck: st
             previous = label
 
 
+def scaling_plot_data(phases: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """The predicted numbers :func:`scaling_plot` draws: one row per combination of
+    ``keys``, per phase its aggregate and per-node rate and its bottleneck (the wide
+    table of :func:`simfs.report.tables.wide_table`).  ``--plot FILE.csv`` writes it, so
+    a plot's numbers can be read, compared and kept beside the image."""
+    return wide_table(phases, keys)
+
+
 def scaling_plot(
     phases: pd.DataFrame,
     keys: Sequence[str],
@@ -79,7 +87,7 @@ def scaling_plot(
     the curve.  ``measured`` values (:mod:`simfs.report.measured`) are drawn beside the
     prediction: points as black diamonds, a curve's measured peak as a dashed line."""
     x_key, other = keys[0], list(keys[1:])
-    table = wide_table(phases, keys)
+    table = scaling_plot_data(phases, keys)
     phase_names = list(dict.fromkeys(phases["phase"]))
     # mdtest: rates in operations per second (its -w/-e data is incidental).
     metadata = bool((phases["ops"] > 0).all())

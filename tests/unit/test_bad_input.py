@@ -276,6 +276,8 @@ FLAG_CASES = (
     + [[*_SWEEP, "--vary", "nodes=1,2", "--vary", "nodes=4"], [*_SWEEP, "--vary", "nodes=1,2", "--set", "nodes=4"]]
     + [[*_SWEEP, "--vary", "background=garbage"], [*_SWEEP, "--vary", "oss.count=1,abc"]]
     + [[*_SWEEP, "--vary", "nodes=1,2", "--plot", name] for name in ("out.xyz", "no/such/dir/p.png", ".")]
+    + [[*_SWEEP, "--vary", "nodes=1,2", "--plot", "p.png", "--plot", "./p.png"]]
+    + [[*_SIM, "--timeline", "t.csv", "--timeline", "t.csv"]]
     + [["show", "no-such-system"], ["show", "crtdc-lfs5", "--set", "oss.count=x"], ["show", "missing.toml"]]
     + [
         [*_SWEEP, "--vary", "nodes=1,2", "--measured", name]

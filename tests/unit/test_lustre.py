@@ -18,7 +18,7 @@ def test_write_path_of_a_four_stripe_file_on_lfs3():
     fs = instance()
     # OSTs 0,1 on OSS 0; 2,3 on OSS 1.  Controllers alternate: OST i on controller i % 2.
     layout = Layout((0, 1, 2, 3), 1 << 20)
-    path = {r.name: w for r, w in fs.data_path(0, layout, np.full(4, 0.25), "write", copy=True)}
+    path = {entry[0].name: entry[1] for entry in fs.data_path(0, layout, np.full(4, 0.25), "write", copy=True)}
     assert path["client0.cpu"] == pytest.approx(1 / 1e9)
     assert path["client0.nic.tx"] == 1.0
     assert path["fabric.core"] == 1.0
@@ -31,7 +31,7 @@ def test_write_path_of_a_four_stripe_file_on_lfs3():
 
 def test_read_path_uses_the_other_directions():
     fs = instance("crtdc-lfs5")
-    path = {r.name: w for r, w in fs.data_path(1, Layout((0,), 1 << 20), np.ones(1), "read", copy=True)}
+    path = {entry[0].name: entry[1] for entry in fs.data_path(1, Layout((0,), 1 << 20), np.ones(1), "read", copy=True)}
     assert "client1.nic.rx" in path and "oss0.nic.tx" in path
     # An SSD read byte costs write_Bps / read_Bps of the OST: 680 / 1000.
     assert path["ost0"] == pytest.approx(0.68)
@@ -41,7 +41,7 @@ def test_direct_io_skips_the_copy_and_is_capped_by_latency():
     fs = instance()
     layout = Layout((0, 1, 2, 3), 1 << 20)
     share = np.full(4, 0.25)
-    assert all(r.kind != "client-cpu" for r, _ in fs.data_path(0, layout, share, "write", copy=False))
+    assert all(entry[0].kind != "client-cpu" for entry in fs.data_path(0, layout, share, "write", copy=False))
     cap = fs.rate_cap(layout, share, "write", direct=True, transfer_size_bytes=1 << 20)
     assert cap.reason == "direct-io-latency"
     # One request in flight: the round trip plus the request's transfer on its own path,

@@ -177,3 +177,24 @@ def test_flows_late_in_a_long_run_finish():
     )
     total = 5.1e10 / 3 + 7.3e9 / 7
     assert max(ends) == pytest.approx(1e7 + total / 3.6727e6, rel=1e-9)
+
+
+def test_a_mechanism_named_on_a_path_entry_is_attributed_where_that_entry_binds():
+    env = simpy.Environment()
+    network = FluidNetwork(env)
+    nic = network.add(Resource("client0.nic", 100.0, kind="client-nic"))
+    other_nic = network.add(Resource("client1.nic", 100.0, kind="client-nic"))
+    disk = network.add(Resource("ost0", 1000.0, kind="ost"))
+    tag = network.tag("read")
+    # Incast doubles what each byte costs the NIC: 50 units/s, held by the NIC for 2 s.
+    network.transfer(100.0, [(nic, 2.0, "tcp_incast"), (disk, 1.0)], tag=tag)
+    # The same mechanism named on an entry that does not bind is not attributed: this
+    # flow is held by the disk (10 per unit: 95 units/s beside the first flow's 50).
+    other = network.tag("write")
+    network.transfer(100.0, [(other_nic, 1.01, "tcp_incast"), (disk, 10.0)], tag=other)
+    env.run()
+    reduced = network.stats.reduced_time
+    assert math.isclose(reduced[(tag, "tcp_incast")][nic.index + 1], 2.0)
+    assert reduced[(tag, "tcp_incast")].sum() == pytest.approx(2.0)
+    assert (other, "tcp_incast") not in reduced
+    assert network.stats.limited_time[other][disk.index + 1] > 0

@@ -39,6 +39,50 @@ def test_without_the_mechanism_the_same_bottleneck_binds_at_nominal_capacity():
     assert write["bottleneck_mechanism"] == ""
 
 
+@pytest.mark.parametrize(
+    "system, workload, overrides, phase, bottleneck, mechanism",
+    [
+        # 16 clients reading 1 MB stripes from every blade over 1GbE with shallow port
+        # buffers: the client NIC binds, at a fraction of its rate, because of incast.
+        (
+            "crtdc-panfs-fitted",
+            DD,
+            {"nodes": 16, "fabric.port_buffer_bytes": 131072},
+            "read",
+            "client-nic",
+            "tcp_incast",
+        ),
+        # 128 KiB direct writes to one RAID-6 OST per process: read-modify-write costs the
+        # OST (seek thrashing off, so only parity lowers it).
+        (
+            "crtdc-lfs3",
+            "ior -a POSIX -F -w -e --posix.odirect -t 128k -b 1g",
+            {"nodes": 16, "ppn": 4, "stripe_count": 1, "mechanisms.hdd_seek": False},
+            "write",
+            "ost",
+            "raid_parity",
+        ),
+        # Both at once: thrashing lowers the OST's capacity and parity raises each write's cost.
+        (
+            "crtdc-lfs3",
+            "ior -a POSIX -F -w -e --posix.odirect -t 128k -b 1g",
+            {"nodes": 16, "ppn": 4, "stripe_count": 1},
+            "write",
+            "ost",
+            "hdd_seek+raid_parity",
+        ),
+        ("crtdc-lfs5", DD, {"nodes": 8, "ost.ssd.preconditioned": True}, "write", "ost", "ssd_write_cliff"),
+        ("crtdc-lfs5", DD, {"nodes": 8}, "write", "client-core", ""),
+    ],
+)
+def test_a_mechanism_that_raises_a_cost_is_named_beside_its_bottleneck(
+    system, workload, overrides, phase, bottleneck, mechanism
+):
+    result = simfs.simulate(system, workload, overrides=overrides).phases.set_index("phase")
+    assert result.loc[phase, "bottleneck"] == bottleneck
+    assert result.loc[phase, "bottleneck_mechanism"] == mechanism
+
+
 def test_the_table_marks_the_peak_and_the_fall_after_it(lfs3_sweep):
     table = mark_peaks(wide_table(lfs3_sweep, ["nodes"]), ["nodes"])
     marks = table.set_index("nodes")["write vs peak"]

@@ -226,7 +226,8 @@ class FileSystemInstance:
         sent = self.system.write_redundancy if op == "write" else fetch_fraction
         if network:
             nic = client.nic_tx if op == "write" else client.nic_rx
-            path.append((nic, sent / self._incast(client.spec.network, layout, stripe_share, op)))
+            goodput = self._incast(client.spec.network, layout, stripe_share, op)
+            path.append((nic, sent / goodput, "tcp_incast" if goodput < 1 else ""))
             if self.system.mechanisms["fabric_oversubscription"]:
                 path.append((self.fabric, sent))
             if self.uplink is not None:
@@ -234,7 +235,8 @@ class FileSystemInstance:
             if self.group_uplinks:
                 path.append((self.group_uplinks[node // self.system.client_group_size], sent))
         threads = self.system.server.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
-        target_weight = self.target_cost(op, request) * sent * disk_fraction
+        target_cost, target_mechanism = self.target_cost_and_mechanism(op, request)
+        target_weight = target_cost * sent * disk_fraction
         share_sent = (stripe_share * sent).tolist()
         server_share: dict[int, float] = defaultdict(float)
         for k, share in enumerate(stripe_share):
@@ -245,7 +247,7 @@ class FileSystemInstance:
             if network and self.controllers:
                 path.append((self.controllers[self.system.controller_of_target(target)], share_sent[k] * disk_fraction))
             if disk:
-                path.append((self.targets[target], share * target_weight))
+                path.append((self.targets[target], share * target_weight, target_mechanism))
                 if op == "write" and self.raid_threads:
                     path.append((self.raid_threads[target], share_sent[k]))
         if network:
@@ -256,7 +258,7 @@ class FileSystemInstance:
                 if threads > 0:
                     path.append((server.threads, share * threads))
         # Bytes served from the page cache (fetch_fraction 0) load nothing beyond the core.
-        return [(resource, weight) for resource, weight in path if weight > 0]
+        return [entry for entry in path if entry[1] > 0]
 
     def server_path(self, target: int, op: str, request_bytes: float) -> Path:
         """The path of I/O issued on the server itself (obdfilter-survey): its CPU, the
@@ -291,16 +293,25 @@ class FileSystemInstance:
         RAID parity (read-modify-write), an SSD's IOPS bound and its write cliff each
         multiply the cost when their mechanism is on.
         """
+        return self.target_cost_and_mechanism(op, request_bytes)[0]
+
+    def target_cost_and_mechanism(self, op: str, request_bytes: float) -> tuple[float, str]:
+        """:meth:`target_cost` and the mechanisms that raised it above the plain cost
+        (``"raid_parity"``, ``"ssd_iops+ssd_write_cliff"``; ``""``: none), named beside
+        a target that limits the flow."""
         target, mechanisms = self.system.target, self.system.mechanisms
         cost = 1.0 if op == "write" else self.target_read_weight
+        factors = []
         if op == "write" and mechanisms["raid_parity"]:
-            cost *= target.write_cost(request_bytes)
+            factors.append(("raid_parity", target.write_cost(request_bytes)))
         if isinstance(target.drive, SsdSpec):
             if mechanisms["ssd_iops"]:
-                cost *= target.drive.request_cost(op, target.drive_request_bytes(request_bytes))
+                factors.append(("ssd_iops", target.drive.request_cost(op, target.drive_request_bytes(request_bytes))))
             if op == "write" and mechanisms["ssd_write_cliff"]:
-                cost *= target.drive.write_amplification
-        return cost
+                factors.append(("ssd_write_cliff", target.drive.write_amplification))
+        for _, factor in factors:
+            cost *= factor
+        return cost, "+".join(name for name, factor in factors if factor > 1 + 1e-9)
 
     def request_bytes(self, layout: Layout, direct_transfer_bytes: int | None = None) -> int:
         """Size of the requests that reach a target: a bulk RPC for buffered I/O, each
