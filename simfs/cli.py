@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
 import shlex
 import sys
 import textwrap
@@ -168,6 +169,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     measure.add_argument("workload", nargs=argparse.REMAINDER, help="-- then the tool's command line")
     measure.set_defaults(handler=_measure)
+
+    testbed = commands.add_parser(
+        "testbed",
+        help="bring a live cluster file system up on this machine (root), describe it, take it down",
+        description="A live MooseFS cluster on this machine: one master, --servers chunkservers on tmpfs and "
+        "--clients FUSE clients, each in a network namespace of its own behind one switch, every link shaped to "
+        "--rate with --port-buffer bytes of queue at each switch port.  Nothing leaves its network "
+        "(198.18.0.0/24); down removes every process, mount, namespace and folder it made.",
+        epilog="examples:\n  simfs testbed up moosefs --servers 4 --clients 4\n  simfs testbed status\n"
+        "  simfs testbed down",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    testbed.add_argument("action", choices=("up", "status", "down"))
+    testbed.add_argument("file_system", nargs="?", help="with up: moosefs")
+    testbed.add_argument("--servers", type=_positive_int, default=2, help="chunkservers (default 2)")
+    testbed.add_argument("--clients", type=_positive_int, default=2, help="clients (default 2)")
+    testbed.add_argument("--rate", default="100mbit", help="every link's rate: 100mbit, 1gbit, ... (default 100mbit)")
+    testbed.add_argument(
+        "--port-buffer", type=_positive_int, default=131072, help="bytes queued at a switch port (default 131072)"
+    )
+    testbed.add_argument("--state", help="the testbed's state folder (default /tmp/simfs-testbed)")
+    testbed.set_defaults(handler=_testbed)
 
     descriptions = {
         "simulate": "Simulate one configuration of a workload on a system and print, per phase, the aggregate "
@@ -545,6 +568,56 @@ def _calibrate(args: argparse.Namespace) -> int:
         f"median |error| {summary['median_abs_error_pct']:.1f}%; wrote {out}"
     )
     return 0
+
+
+def _bits_per_s(text: str) -> int:
+    """A link rate as tc writes it: ``100mbit``, ``1gbit``, ``250kbit`` or bits/s."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmg]?)(?:bit)?", text.strip().lower())
+    if not match:
+        raise SimfsError(f"--rate {text}: expected a rate such as 100mbit, 1gbit or 250000000")
+    return int(float(match.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[match.group(2)])
+
+
+def _testbed(args: argparse.Namespace) -> int:
+    from simfs.testbed.cluster import DEFAULT_STATE, Testbed, TestbedSpec
+    from simfs.testbed.network import Link
+
+    testbed = Testbed(args.state or DEFAULT_STATE)
+    if args.action != "up" and args.file_system:
+        raise SimfsError(f"testbed {args.action}: takes no file system (got {args.file_system!r})")
+    if args.action == "up":
+        if not args.file_system:
+            raise SimfsError("testbed up: name the file system: simfs testbed up moosefs")
+        try:
+            link = Link(rate_bits_per_s=_bits_per_s(args.rate), port_buffer_bytes=args.port_buffer)
+        except ValueError as error:
+            raise SimfsError(f"testbed: {error}") from None
+        spec = TestbedSpec(args.file_system, args.servers, args.clients, link)
+        status = testbed.up(spec)
+        print(_testbed_text(status))
+        return 0
+    if args.action == "status":
+        status = testbed.status()
+        print(_testbed_text(status) if status["up"] else "no testbed is up")
+        return 0
+    for line in testbed.down():
+        print(line)
+    return 0
+
+
+def _testbed_text(status: dict) -> str:
+    link = status["link"]
+    lines = [
+        f"{status['file_system']} ({status['version']}): {status['servers']} chunkserver(s), "
+        f"{status['clients']} client(s); links {link['rate_bits_per_s'] / 1e6:g} Mbit/s, "
+        f"{link['port_buffer_bytes']:,} B per switch port, MTU {link['mtu_bytes']}",
+    ]
+    for process in status["processes"]:
+        state = "running" if process["running"] else "NOT running"
+        lines.append(f"  {process['name']:8} {status['hosts'][process['name']]:12} pid {process['pid']:<8} {state}")
+    for mount in status["mounts"]:
+        lines.append(f"  mount {mount} {'mounted' if mount in status['mounted'] else 'NOT mounted'}")
+    return "\n".join(lines)
 
 
 def _measure(args: argparse.Namespace) -> int:

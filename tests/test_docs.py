@@ -102,8 +102,21 @@ def shown_output_differs(shown: list[str], printed: str) -> str | None:
 SLOW = ("simfs validate validation/", "simfs calibrate ")
 
 
+def _testbed_unavailable() -> str | None:
+    from tests.unit.test_testbed import UNAVAILABLE_TESTBED
+
+    return UNAVAILABLE_TESTBED
+
+
+#: Examples that use the live testbed (root, /dev/fuse, MooseFS): skipped, with the
+#: reason, where the machine cannot run it.
+TESTBED = ("simfs testbed", "simfs measure --dir /tmp/simfs-testbed/")
+
+
 def _marked(page: Path, line: str):
     marks = [pytest.mark.slow] if line.startswith(SLOW) else []
+    if line.startswith(TESTBED) and _testbed_unavailable():
+        marks.append(pytest.mark.skip(reason=f"testbed: {_testbed_unavailable()}"))
     return pytest.param(page, line, marks=marks, id=f"{page.name}:{line[:60]}")
 
 

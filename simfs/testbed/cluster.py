@@ -1,0 +1,186 @@
+"""``simfs testbed``: bring a live cluster file system up on this machine, describe it,
+take it down.
+
+Everything the testbed makes is recorded in its state folder before or as it is made
+(``testbed.json``: processes with their start times, mounts, folders; ``network.json``:
+namespaces), so ``down`` removes exactly that, from any process, after a failure or a
+Ctrl-C; a failed ``up`` takes down what it had made before it reports the error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from simfs.errors import SimfsError
+from simfs.testbed import moosefs
+from simfs.testbed.network import Link, TestbedNetwork, missing_tools
+from simfs.testbed.processes import Started, alive, stop
+
+#: Where the testbed keeps its state unless told otherwise (one testbed per machine).
+DEFAULT_STATE = Path("/tmp/simfs-testbed")
+#: Where chunkservers keep their chunks: tmpfs, so the links are the only throttle.
+STORAGE = Path("/dev/shm")
+PREFIX = "sfstb"
+FILE_SYSTEMS = ("moosefs",)
+
+
+@dataclass(frozen=True)
+class TestbedSpec:
+    """What ``simfs testbed up`` was asked for."""
+
+    __test__ = False
+
+    file_system: str
+    servers: int
+    clients: int
+    link: Link
+
+    def __post_init__(self) -> None:
+        if self.file_system not in FILE_SYSTEMS:
+            raise SimfsError(f"testbed: file system {self.file_system!r} is not one of {', '.join(FILE_SYSTEMS)}")
+        try:
+            moosefs.MooseFsLayout(self.servers, self.clients)
+        except ValueError as error:
+            raise SimfsError(f"testbed: --{error}") from None
+
+
+def check_machine(file_system: str) -> None:
+    """Refuse, in one line, on a machine where the testbed cannot run."""
+    if os.geteuid() != 0:
+        raise SimfsError("testbed: needs root (it creates network namespaces and FUSE mounts)")
+    if not Path("/dev/fuse").exists():
+        raise SimfsError("testbed: /dev/fuse is missing (the clients are FUSE mounts)")
+    lacking = missing_tools() + [f"Debian package {p}" for p in moosefs.missing_packages()]
+    if lacking:
+        raise SimfsError(f"testbed: missing {', '.join(lacking)} (apt-get install them; simfs installs nothing)")
+
+
+class Testbed:
+    """The testbed whose state lives in ``state`` (default :data:`DEFAULT_STATE`)."""
+
+    __test__ = False
+
+    def __init__(self, state: str | Path = DEFAULT_STATE, storage: str | Path = STORAGE) -> None:
+        self._state = Path(state)
+        self._storage = Path(storage)
+
+    @property
+    def record_path(self) -> Path:
+        return self._state / "testbed.json"
+
+    def is_up(self) -> bool:
+        return self.record_path.exists() or (self._state / "network.json").exists()
+
+    # -- up -------------------------------------------------------------------------------
+    def up(self, spec: TestbedSpec) -> dict:
+        """Start the network and the file system; return the description (as ``status``)."""
+        check_machine(spec.file_system)
+        if self.is_up():
+            raise SimfsError(f"testbed: one is up already ({self._state}); take it down first: simfs testbed down")
+        layout = moosefs.MooseFsLayout(spec.servers, spec.clients)
+        network = TestbedNetwork(PREFIX, layout.hosts, spec.link, self._state)
+        self._state.mkdir(parents=True, exist_ok=True)
+        storage = self._storage / f"simfs-testbed-{os.getpid()}"
+        record = {
+            "file_system": spec.file_system,
+            "version": _version(),
+            "servers": spec.servers,
+            "clients": spec.clients,
+            "link": {
+                "rate_bits_per_s": spec.link.rate_bits_per_s,
+                "port_buffer_bytes": spec.link.port_buffer_bytes,
+                "mtu_bytes": spec.link.mtu_bytes,
+            },
+            "hosts": {host: network.address(host) for host in layout.hosts},
+            "processes": [],
+            "mounts": [],
+            "folders": [str(storage)],
+        }
+        self._write(record)
+        started: list[Started] = []
+        try:
+            network.up()
+            mounts = moosefs.start_cluster(network, layout, self._state, storage, _Recording(started, record, self))
+            record["mounts"] = [str(mount) for mount in mounts]
+            self._write(record)
+            # Deleted files go at once, not after a day in the trash (module docstring).
+            subprocess.run(
+                network.enter(layout.client_hosts[0]) + ["mfssettrashtime", "-r", "0", str(mounts[0])],
+                check=True,
+                capture_output=True,
+            )
+        except BaseException:
+            self.down()
+            raise
+        return self.status()
+
+    # -- status ---------------------------------------------------------------------------
+    def status(self) -> dict:
+        """The testbed's description, each process marked running or not."""
+        if not self.record_path.exists():
+            return {"up": False}
+        record = json.loads(self.record_path.read_text())
+        for process in record["processes"]:
+            process["running"] = alive(Started(**{k: process[k] for k in ("name", "pid", "start_ticks", "log")}))
+        record["mounted"] = [mount for mount in record["mounts"] if Path(mount).is_mount()]
+        record["up"] = True
+        return record
+
+    # -- down -----------------------------------------------------------------------------
+    def down(self) -> list[str]:
+        """Unmount, stop every recorded process, remove the namespaces and folders; return
+        what was done, one line each.  Safe to repeat; a no-op when nothing is up."""
+        done: list[str] = []
+        record = json.loads(self.record_path.read_text()) if self.record_path.exists() else None
+        if record is not None:
+            for mount in record["mounts"]:
+                if Path(mount).is_mount():
+                    # Lazy: a process still in the mount must not keep the testbed up.
+                    subprocess.run(["umount", "-l", mount], capture_output=True)
+                    done.append(f"unmounted {mount}")
+            processes = [
+                Started(**{k: p[k] for k in ("name", "pid", "start_ticks", "log")}) for p in record["processes"]
+            ]
+            killed = stop(processes)
+            done += [f"stopped {p.name} (pid {p.pid})" for p in processes]
+            done += [f"killed {name} (it did not stop on SIGTERM)" for name in killed]
+        removed = TestbedNetwork(PREFIX, ["down"], Link(), self._state).down()
+        done += [f"removed namespace {name}" for name in removed]
+        if record is not None:
+            for folder in record["folders"]:
+                shutil.rmtree(folder, ignore_errors=True)
+                done.append(f"removed {folder}")
+        if self._state.exists():
+            shutil.rmtree(self._state)
+            done.append(f"removed {self._state}")
+        return done
+
+    def _write(self, record: dict) -> None:
+        partial = self.record_path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(record, indent=1))
+        os.replace(partial, self.record_path)
+
+
+class _Recording(list):
+    """The list ``start_cluster`` appends processes to, writing the record at each one:
+    a process is on disk before the next one starts."""
+
+    def __init__(self, started: list[Started], record: dict, testbed: Testbed) -> None:
+        super().__init__()
+        self._started, self._record, self._testbed = started, record, testbed
+
+    def append(self, process: Started) -> None:
+        super().append(process)
+        self._started.append(process)
+        self._record["processes"].append(process.to_json())
+        self._testbed._write(self._record)
+
+
+def _version() -> str:
+    completed = subprocess.run(["mfsmaster", "-v"], capture_output=True, text=True)
+    return completed.stdout.strip() or completed.stderr.strip()

@@ -1,0 +1,99 @@
+"""Processes the testbed starts, recorded so that exactly those are stopped.
+
+A PID alone can be reused after its process ends; each record also keeps the process's
+start time (``/proc/PID/stat`` field 22), and a record whose PID now belongs to another
+process is left alone.  Every process starts in a session of its own, so stopping it
+stops the children it made (``mfsmaster``'s metadata writer) with it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Started:
+    """One process the testbed started: what it is, its PID, its start time (clock ticks
+    since boot) and its log."""
+
+    name: str
+    pid: int
+    start_ticks: int
+    log: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot, or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its end.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return int(fields[19])
+
+
+def start(name: str, argv: list[str], log: Path) -> Started:
+    """Start ``argv`` in a new session with its output in ``log``."""
+    with open(log, "ab") as output:
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    ticks = start_ticks(process.pid)
+    return Started(name, process.pid, ticks if ticks is not None else -1, str(log))
+
+
+def alive(record: Started) -> bool:
+    """Whether the recorded process is still the one running under its PID (a zombie,
+    ended but not yet reaped, counts as gone)."""
+    if start_ticks(record.pid) != record.start_ticks:
+        return False
+    try:
+        state = Path(f"/proc/{record.pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] != "Z"
+
+
+def stop(records: list[Started], grace_s: float = 15.0) -> list[str]:
+    """SIGTERM each recorded process's session, wait up to ``grace_s`` for all of them,
+    SIGKILL what is left; return the names of those that had to be killed."""
+    running = [record for record in records if alive(record)]
+    for record in running:
+        _signal_session(record, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while any(alive(record) for record in running) and time.monotonic() < deadline:
+        _reap(running)
+        time.sleep(0.1)
+    killed = []
+    for record in running:
+        if alive(record):
+            _signal_session(record, signal.SIGKILL)
+            killed.append(record.name)
+    _reap(running)
+    return killed
+
+
+def _signal_session(record: Started, signum: int) -> None:
+    try:
+        os.killpg(record.pid, signum)  # its session leader's group: it and its children
+    except ProcessLookupError:
+        pass
+
+
+def _reap(records: list[Started]) -> None:
+    """Collect the recorded processes that ended, where this process started them (a
+    zombie's PID stays taken until its parent collects it)."""
+    for record in records:
+        try:
+            os.waitpid(record.pid, os.WNOHANG)
+        except ChildProcessError:
+            pass  # not our child: its own parent collects it

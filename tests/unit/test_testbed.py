@@ -1,0 +1,121 @@
+"""``simfs testbed``: a live MooseFS cluster brought up, used and taken down, leaving
+nothing behind; and its refusals, one line each.
+
+The live tests need root, ``/dev/fuse``, network namespaces and Debian's MooseFS
+packages (``moosefs-master``, ``moosefs-chunkserver``, ``moosefs-client``); they skip
+elsewhere and say which is missing.  No test depends on a rate: the links' speed is
+never asserted."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from simfs.cli import main
+from simfs.testbed import cluster
+from simfs.testbed.cluster import PREFIX, Testbed, TestbedSpec
+from simfs.testbed.network import Link, leftover_namespaces
+from simfs.testbed.processes import Started, alive
+from tests.unit.test_testbed_network import UNAVAILABLE
+
+
+def _testbed_unavailable() -> str | None:
+    if UNAVAILABLE:
+        return UNAVAILABLE
+    try:
+        cluster.check_machine("moosefs")
+    except Exception as error:  # noqa: BLE001 (the reason to skip, whatever it is)
+        return str(error)
+    if leftover_namespaces(PREFIX):
+        return "a testbed is up on this machine (simfs testbed down first)"
+    return None
+
+
+UNAVAILABLE_TESTBED = _testbed_unavailable()
+needs_testbed = pytest.mark.skipif(UNAVAILABLE_TESTBED is not None, reason=str(UNAVAILABLE_TESTBED))
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["testbed", "up"], "name the file system"),
+        (["testbed", "up", "lustre"], "'lustre' is not one of moosefs"),
+        (["testbed", "up", "moosefs", "--rate", "fast"], "--rate fast: expected a rate"),
+        (["testbed", "up", "moosefs", "--rate", "10bit"], "rate_bits_per_s: expected 1e6 to 1e11"),
+        (["testbed", "up", "moosefs", "--port-buffer", "100"], "port_buffer_bytes: expected at least one frame"),
+        (["testbed", "up", "moosefs", "--servers", "17"], "servers: expected 1 to 16"),
+        (["testbed", "up", "moosefs", "--clients", "65"], "clients: expected 1 to 64"),
+        (["testbed", "status", "moosefs"], "takes no file system"),
+    ],
+)
+def test_a_wrong_testbed_command_is_one_line(argv, message, tmp_path, capsys):
+    assert main([*argv, "--state", str(tmp_path / "state")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert message in error and len(error.splitlines()) == 1
+    assert not (tmp_path / "state").exists()
+
+
+def test_status_and_down_with_nothing_up(tmp_path, capsys):
+    assert main(["testbed", "status", "--state", str(tmp_path / "none")]) == 0
+    assert capsys.readouterr().out.strip() == "no testbed is up"
+    assert main(["testbed", "down", "--state", str(tmp_path / "none")]) == 0
+    assert capsys.readouterr().out.strip() == ""
+
+
+def test_a_machine_without_root_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(Exception, match="needs root"):
+        cluster.check_machine("moosefs")
+
+
+def _nothing_left(state: Path, status: dict) -> None:
+    assert leftover_namespaces(PREFIX) == []
+    assert not state.exists()
+    for folder in status["folders"]:
+        assert not Path(folder).exists()
+    mounts = Path("/proc/self/mounts").read_text()
+    assert str(state) not in mounts
+    for process in status["processes"]:
+        assert not alive(Started(process["name"], process["pid"], process["start_ticks"], process["log"]))
+
+
+@needs_testbed
+def test_up_write_on_one_client_read_on_another_down_leaves_nothing(tmp_path):
+    state = tmp_path / "state"
+    testbed = Testbed(state, storage=tmp_path / "storage")
+    status = testbed.up(TestbedSpec("moosefs", 2, 2, Link()))
+    try:
+        assert [p["name"] for p in status["processes"]] == ["master", "cs1", "cs2", "c1", "c2"]
+        assert all(p["running"] for p in status["processes"])
+        assert status["hosts"]["master"] == "198.18.0.1" and status["version"].startswith("version: 3.")
+        first, second = (Path(mount) for mount in status["mounts"])
+        data = os.urandom(3 << 20)
+        (first / "shared").write_bytes(data)
+        assert (second / "shared").read_bytes() == data  # through the master and chunkservers
+    finally:
+        done = testbed.down()
+    assert "removed namespace sfstb-sw" in done
+    _nothing_left(state, status)
+
+
+@needs_testbed
+def test_a_failed_up_takes_down_what_it_had_made(tmp_path, monkeypatch):
+    started = []
+
+    def master_then_fail(network, layout, state, storage, record):  # noqa: ANN001
+        started.append(
+            cluster.moosefs.start("master", network.enter("master") + ["sleep", "300"], state / "master.log")
+        )
+        record.append(started[-1])
+        raise RuntimeError("chunkserver cs1 exited at start-up")
+
+    monkeypatch.setattr(cluster.moosefs, "start_cluster", master_then_fail)
+    state = tmp_path / "state"
+    testbed = Testbed(state, storage=tmp_path / "storage")
+    with pytest.raises(RuntimeError, match="cs1 exited"):
+        testbed.up(TestbedSpec("moosefs", 1, 1, Link()))
+    assert leftover_namespaces(PREFIX) == []
+    assert not state.exists()
+    assert not alive(started[0]), "the process started before the failure was left running"
