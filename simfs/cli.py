@@ -172,24 +172,39 @@ def _parser() -> argparse.ArgumentParser:
 
     testbed = commands.add_parser(
         "testbed",
-        help="bring a live cluster file system up on this machine (root), describe it, take it down",
-        description="A live MooseFS cluster on this machine: one master, --servers chunkservers on tmpfs and "
-        "--clients FUSE clients, each in a network namespace of its own behind one switch, every link shaped to "
-        "--rate with --port-buffer bytes of queue at each switch port.  Nothing leaves its network "
-        "(198.18.0.0/24); down removes every process, mount, namespace and folder it made.",
+        help="a live cluster file system on this machine (root): up, status, run a workload on it, down",
+        description="A live MooseFS cluster on this machine: one master, chunkservers on tmpfs and FUSE clients, "
+        "each in a network namespace of its own behind one switch, every link shaped.  Nothing leaves its "
+        "network (198.18.0.0/24); down removes every process, mount, namespace and folder it made.",
         epilog="examples:\n  simfs testbed up moosefs --servers 4 --clients 4\n  simfs testbed status\n"
-        "  simfs testbed down",
+        "  simfs testbed run --json run.json -- ior -a POSIX -F -t 1m -b 128m -w -r -C -e\n  simfs testbed down",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    testbed.add_argument("action", choices=("up", "status", "down"))
-    testbed.add_argument("file_system", nargs="?", help="with up: moosefs")
-    testbed.add_argument("--servers", type=_positive_int, default=2, help="chunkservers (default 2)")
-    testbed.add_argument("--clients", type=_positive_int, default=2, help="clients (default 2)")
-    testbed.add_argument("--rate", default="100mbit", help="every link's rate: 100mbit, 1gbit, ... (default 100mbit)")
-    testbed.add_argument(
+    state = argparse.ArgumentParser(add_help=False)
+    state.add_argument("--state", help="the testbed's state folder (default /tmp/simfs-testbed)")
+    actions = testbed.add_subparsers(dest="testbed_action", metavar="ACTION", required=True)
+    up = actions.add_parser("up", parents=[state], help="start the network, the servers and the clients")
+    up.add_argument("file_system", choices=("moosefs",), help="the file system")
+    up.add_argument("--servers", type=_positive_int, default=2, help="chunkservers (default 2)")
+    up.add_argument("--clients", type=_positive_int, default=2, help="clients (default 2)")
+    up.add_argument("--rate", default="100mbit", help="every link's rate: 100mbit, 1gbit, ... (default 100mbit)")
+    up.add_argument(
         "--port-buffer", type=_positive_int, default=131072, help="bytes queued at a switch port (default 131072)"
     )
-    testbed.add_argument("--state", help="the testbed's state folder (default /tmp/simfs-testbed)")
+    actions.add_parser("status", parents=[state], help="describe the testbed that is up")
+    actions.add_parser("down", parents=[state], help="remove everything the testbed made")
+    run = actions.add_parser(
+        "run",
+        parents=[state],
+        help="run a workload with simfs measure, ranks placed on the clients by block",
+        description="Run the workload with simfs measure through the clients' mounts: --np ranks (default: one "
+        "per client), ranks 0..k-1 on the first client, k..2k-1 on the second (as mpirun places them); the record "
+        "names the testbed and what the run cost: TCP retransmits, RTOs and tail-loss probes, switch port drops "
+        "and CPU utilisation.",
+    )
+    run.add_argument("--np", type=_positive_int, help="ranks (default: one per client)")
+    run.add_argument("--json", metavar="FILE", help="write the run record (strict JSON) here")
+    run.add_argument("workload", nargs=argparse.REMAINDER, help="-- then the tool's command line")
     testbed.set_defaults(handler=_testbed)
 
     descriptions = {
@@ -583,26 +598,80 @@ def _testbed(args: argparse.Namespace) -> int:
     from simfs.testbed.network import Link
 
     testbed = Testbed(args.state or DEFAULT_STATE)
-    if args.action != "up" and args.file_system:
-        raise SimfsError(f"testbed {args.action}: takes no file system (got {args.file_system!r})")
-    if args.action == "up":
-        if not args.file_system:
-            raise SimfsError("testbed up: name the file system: simfs testbed up moosefs")
+    if args.testbed_action == "up":
         try:
             link = Link(rate_bits_per_s=_bits_per_s(args.rate), port_buffer_bytes=args.port_buffer)
         except ValueError as error:
             raise SimfsError(f"testbed: {error}") from None
         spec = TestbedSpec(args.file_system, args.servers, args.clients, link)
-        status = testbed.up(spec)
-        print(_testbed_text(status))
+        print(_testbed_text(testbed.up(spec)))
         return 0
-    if args.action == "status":
+    if args.testbed_action == "status":
         status = testbed.status()
         print(_testbed_text(status) if status["up"] else "no testbed is up")
         return 0
+    if args.testbed_action == "run":
+        return _testbed_run(testbed, args)
     for line in testbed.down():
         print(line)
     return 0
+
+
+def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
+    from simfs.report.files import write_text
+    from simfs.runner import measure
+    from simfs.runner.output import strict_json
+    from simfs.runner.signals import deferred_signals
+
+    workload = args.workload[1:] if args.workload[:1] == ["--"] else args.workload
+    if not workload:
+        raise SimfsError("testbed run: give the workload after --: simfs testbed run -- ior -F -t 1m -b 64m -w -r")
+    json_path = _output_path(args.json, "--json", (".json",)) if args.json else None
+    status = testbed.status()
+    if not status["up"]:
+        raise SimfsError("testbed run: no testbed is up (simfs testbed up moosefs ...)")
+    stopped = [p["name"] for p in status["processes"] if not p["running"]]
+    stopped += sorted(set(status["mounts"]) - set(status["mounted"]))
+    if stopped:
+        raise SimfsError(f"testbed run: not running: {', '.join(stopped)} (simfs testbed down, then up again)")
+    processes = args.np or len(status["mounts"])
+    described = {key: status[key] for key in ("file_system", "version", "servers", "clients", "link", "hosts")}
+    clients = [Path(mount).name for mount in status["mounts"]]
+    ppn = -(-processes // min(processes, len(clients)))
+    described["rank_clients"] = [clients[min(rank // ppn, len(clients) - 1)] for rank in range(processes)]
+
+    def on_start(record: dict) -> None:
+        record["testbed"] = described  # a killed run's record names its testbed too
+        if json_path is not None:
+            write_text(json_path, strict_json(record))
+
+    counters = testbed.counters()
+    with deferred_signals():
+        measured = measure(
+            shlex.join(workload),
+            status["mounts"][0],
+            processes=processes,
+            backend="local",
+            argv=["simfs", "testbed", "run", "--", *workload],
+            on_start=on_start,
+            client_mounts=status["mounts"],
+        )
+        cost = counters.since()
+        measured.record["testbed"] = {**described, **cost}
+        if json_path is not None:
+            write_text(json_path, strict_json(measured.record))
+    tcp = cost["tcp"]
+    print(
+        f"testbed: CPU {cost['cpu_utilisation']:.0%} busy; TCP {tcp['retransmitted_segments']} retransmitted "
+        f"segments, {tcp['rtos']} RTOs, {tcp['tail_loss_probes']} tail-loss probes; "
+        f"{sum(cost['switch_port_drops'].values())} packets dropped at switch ports",
+        file=sys.stderr,
+    )
+    if json_path is not None:
+        print(f"record written to {json_path}", file=sys.stderr)
+    if measured.exit_code:
+        print(f"simfs: {measured.status}: {measured.reason}", file=sys.stderr)
+    return measured.exit_code
 
 
 def _testbed_text(status: dict) -> str:

@@ -110,7 +110,7 @@ def _testbed_unavailable() -> str | None:
 
 #: Examples that use the live testbed (root, /dev/fuse, MooseFS): skipped, with the
 #: reason, where the machine cannot run it.
-TESTBED = ("simfs testbed", "simfs measure --dir /tmp/simfs-testbed/")
+TESTBED = ("simfs testbed",)
 
 
 def _marked(page: Path, line: str):

@@ -66,6 +66,11 @@ class Plan:
     ranks: int
     ppn: int
     trace_ops: bool = False
+    #: The run directory as the clients of a distributed file system see it (one path
+    #: per client mount): rank r works through ``views[r // ppn]``, so its I/O goes
+    #: through that client, ranks placed by block as mpirun places them by default (and
+    #: as IOR's -C reorder assumes).  Empty: every rank uses ``run_dir``.
+    views: tuple[str, ...] = ()
 
 
 class RankStopped(Exception):  # noqa: N818 - a verdict that ends the run, not a bug
@@ -91,7 +96,8 @@ class _RankProgram:
         self.plan = plan
         self.spec = plan.spec
         self.rank = comm.rank
-        self.run_dir = Path(plan.run_dir)
+        views = plan.views
+        self.run_dir = Path(views[min(self.rank // plan.ppn, len(views) - 1)] if views else plan.run_dir)
         self.failure: tuple[str, str] | None = None  # (reason, kind)
         self.origin = 0.0
         self.delay_s = _delay_hook(self.rank)

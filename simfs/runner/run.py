@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -122,11 +122,17 @@ def measure(
     argv: list[str] | None = None,
     out: TextIO | None = None,
     on_start: Callable[[dict[str, Any]], None] | None = None,
+    client_mounts: Sequence[str | Path] = (),
 ) -> Measured:
     """Run ``command`` (``"ior -a POSIX -F -t 1m -b 64m"``) in a fresh subdirectory of
     ``directory`` with ``processes`` local processes, or as the ranks of the MPI job this
     process belongs to (``backend="mpi"``, or ``"auto"`` under ``mpirun``).  The tool's
     summary goes to ``out`` (stdout) from the reporter only.
+
+    ``client_mounts`` (local processes only): mount points of the same file system
+    through different clients, ``directory`` among them (the testbed's); the ranks are
+    placed on them by block (rank r on ``client_mounts[r // ppn]``) and the record counts
+    each client used as a node.
 
     ``on_start(record)``, on the reporter once the run directory is made, gets the record
     the run leaves if it is killed (status ``failed``, reason :data:`KILLED`), for the
@@ -136,10 +142,14 @@ def measure(
     use_mpi = backend == "mpi" or (backend == "auto" and in_mpi_job())
     out = out if out is not None else sys.stdout
     argv = argv if argv is not None else ["simfs", "measure", "--", *command.split()]
+    if use_mpi and client_mounts:
+        raise SimfsError("client mounts: local processes only (under mpirun each rank runs on its own node)")
     with deferred_signals() as signals:
         if use_mpi:
             return _measure_mpi(command, directory, processes, keep, trace_ops, argv, out, on_start, signals)
-        return _measure_local(command, directory, processes, keep, trace_ops, argv, out, on_start, signals)
+        return _measure_local(
+            command, directory, processes, keep, trace_ops, argv, out, on_start, signals, tuple(client_mounts)
+        )
 
 
 def _measure_local(
@@ -152,6 +162,7 @@ def _measure_local(
     out: TextIO,
     on_start: Callable[[dict[str, Any]], None] | None,
     signals: Deferred,
+    client_mounts: tuple[str | Path, ...] = (),
 ) -> Measured:
     processes = 1 if processes is None else processes
     if processes < 1:
@@ -162,11 +173,13 @@ def _measure_local(
     check_process_limits(processes)
     machine = machine_info(target)
     run_dir = make_run_directory(target)
-    plan = Plan(spec, str(run_dir), ranks=processes, ppn=processes, trace_ops=trace_ops)
+    views = tuple(str(Path(mount) / run_dir.name) for mount in client_mounts)
+    nodes = min(len(views), processes) if views else 1
+    plan = Plan(spec, str(run_dir), ranks=processes, ppn=-(-processes // nodes), trace_ops=trace_ops, views=views)
     began = time.time()
     try:
         if on_start is not None:
-            on_start(_record(spec, plan, run_dir, machine, began, "local", argv, nodes=1))
+            on_start(_record(spec, plan, run_dir, machine, began, "local", argv, nodes=nodes))
         gathered, failure, completed = _coordinate_local(plan, signals)
     except BaseException:
         remove_run_directory(run_dir)  # refused or not started: nothing of the run stays
@@ -178,7 +191,20 @@ def _measure_local(
         failure = None
         note = f"{signals.names()} came after the last phase" if signals.received else ""
     return _report(
-        spec, plan, run_dir, machine, gathered, failure, began, finished, "local", keep, argv, out, nodes=1, note=note
+        spec,
+        plan,
+        run_dir,
+        machine,
+        gathered,
+        failure,
+        began,
+        finished,
+        "local",
+        keep,
+        argv,
+        out,
+        nodes=nodes,
+        note=note,
     )
 
 

@@ -131,6 +131,13 @@ class Testbed:
         record["up"] = True
         return record
 
+    def counters(self):  # noqa: ANN201 (RunCounters, imported where used)
+        """The TCP, switch and CPU counters now, to compare with at the end of a run."""
+        from simfs.testbed.counters import RunCounters
+
+        record = json.loads(self.record_path.read_text())
+        return RunCounters(TestbedNetwork(PREFIX, list(record["hosts"]), Link(), self._state))
+
     # -- down -----------------------------------------------------------------------------
     def down(self) -> list[str]:
         """Unmount, stop every recorded process, remove the namespaces and folders; return

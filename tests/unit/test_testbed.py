@@ -8,6 +8,7 @@ never asserted."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -40,18 +41,27 @@ needs_testbed = pytest.mark.skipif(UNAVAILABLE_TESTBED is not None, reason=str(U
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["testbed", "up"], "name the file system"),
-        (["testbed", "up", "lustre"], "'lustre' is not one of moosefs"),
+        (["testbed", "up"], "the following arguments are required: file_system"),
+        (["testbed", "up", "lustre"], "invalid choice: 'lustre'"),
         (["testbed", "up", "moosefs", "--rate", "fast"], "--rate fast: expected a rate"),
         (["testbed", "up", "moosefs", "--rate", "10bit"], "rate_bits_per_s: expected 1e6 to 1e11"),
         (["testbed", "up", "moosefs", "--port-buffer", "100"], "port_buffer_bytes: expected at least one frame"),
         (["testbed", "up", "moosefs", "--servers", "17"], "servers: expected 1 to 16"),
         (["testbed", "up", "moosefs", "--clients", "65"], "clients: expected 1 to 64"),
-        (["testbed", "status", "moosefs"], "takes no file system"),
+        (["testbed", "status", "moosefs"], "unrecognized arguments: moosefs"),
+        (["testbed", "run"], "give the workload after --"),
+        (["testbed", "run", "--", "ior", "-F"], "no testbed is up"),
+        (["testbed", "run", "--json", "x.txt", "--", "ior", "-F"], "--json x.txt: expected a file ending in .json"),
     ],
 )
-def test_a_wrong_testbed_command_is_one_line(argv, message, tmp_path, capsys):
-    assert main([*argv, "--state", str(tmp_path / "state")]) == 2
+def test_a_wrong_testbed_command_is_one_line(argv, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    words = [*argv[:2], "--state", str(tmp_path / "state"), *argv[2:]]
+    try:
+        code = main(words)
+    except SystemExit as exit_info:  # argparse's own refusals
+        code = exit_info.code
+    assert code == 2
     error = capsys.readouterr().err.strip()
     assert message in error and len(error.splitlines()) == 1
     assert not (tmp_path / "state").exists()
@@ -98,6 +108,36 @@ def test_up_write_on_one_client_read_on_another_down_leaves_nothing(tmp_path):
         done = testbed.down()
     assert "removed namespace sfstb-sw" in done
     _nothing_left(state, status)
+
+
+@needs_testbed
+def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_path, capsys):
+    state = tmp_path / "state"
+    testbed = Testbed(state, storage=tmp_path / "storage")
+    status = testbed.up(TestbedSpec("moosefs", 2, 2, Link()))
+    record_path = tmp_path / "run.json"
+    try:
+        code = main(
+            ["testbed", "run", "--state", str(state), "--np", "4", "--json", str(record_path)]
+            + ["--", "ior", "-a", "POSIX", "-F", "-t", "1m", "-b", "2m", "-w", "-r", "-C", "-e"]
+        )
+        assert code == 0, capsys.readouterr().err
+        mounted_during = testbed.status()["mounted"]
+    finally:
+        testbed.down()
+    _nothing_left(state, status)
+    record = json.loads(record_path.read_text())
+    assert record["status"] == "ok" and record["nodes"] == 2 and record["ppn"] == 2
+    bed = record["testbed"]
+    assert bed["file_system"] == "moosefs" and bed["servers"] == 2 and bed["clients"] == 2
+    assert bed["rank_clients"] == ["c1", "c1", "c2", "c2"]
+    assert bed["link"]["rate_bits_per_s"] == 100_000_000
+    # The bytes crossed the testbed's TCP connections: 4 ranks x 2 MiB written and read.
+    assert bed["tcp"]["segments_sent"] > (16 << 20) // 1500
+    assert set(bed["tcp"]) == {"segments_sent", "retransmitted_segments", "rtos", "tail_loss_probes"}
+    assert set(bed["switch_port_drops"]) == {"master", "cs1", "cs2", "c1", "c2"}
+    assert 0 <= bed["cpu_utilisation"] <= 1
+    assert len(mounted_during) == 2
 
 
 @needs_testbed

@@ -1,0 +1,83 @@
+"""What a testbed run leaves in its record besides the rates: TCP loss recovery on every
+host, drops at the switch's ports, and how busy the machine's CPUs were.
+
+TCP counters come from each host's namespace (``nstat``, absolute values, its history
+file left alone): segments retransmitted, retransmission timeouts (RTOs, the 200 ms
+stalls of incast) and tail-loss probes (how Linux avoids most of them).  Drops are the
+switch ports' token-bucket queues overflowing.  CPU utilisation is the busy share of all
+CPUs over the run (``/proc/stat``): with two CPUs and several FUSE daemons, a run can be
+CPU-bound, and its record must say so.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from simfs.testbed.network import TestbedNetwork
+
+#: nstat's names, and the record's.
+TCP_COUNTERS = {
+    "TcpOutSegs": "segments_sent",
+    "TcpRetransSegs": "retransmitted_segments",
+    "TcpExtTCPTimeouts": "rtos",
+    "TcpExtTCPLossProbes": "tail_loss_probes",
+}
+
+
+def tcp_counters(network: TestbedNetwork) -> dict[str, dict[str, int]]:
+    """Per host, the TCP counters of :data:`TCP_COUNTERS` now."""
+    counters = {}
+    for host in network.hosts:
+        completed = subprocess.run(
+            network.enter(host) + ["nstat", "-azs", "-j"], capture_output=True, text=True, check=True
+        )
+        kernel = json.loads(completed.stdout)["kernel"]
+        counters[host] = {name: int(kernel.get(source, 0)) for source, name in TCP_COUNTERS.items()}
+    return counters
+
+
+def switch_drops(network: TestbedNetwork) -> dict[str, int]:
+    """Per switch port (named after its host), packets its queue has dropped so far."""
+    completed = subprocess.run(
+        ["tc", "-s", "-j", "-n", network.switch_namespace, "qdisc", "show"], capture_output=True, text=True, check=True
+    )
+    drops = {}
+    for qdisc in json.loads(completed.stdout):
+        if qdisc.get("kind") == "tbf" and qdisc.get("dev") in network.hosts:
+            drops[qdisc["dev"]] = int(qdisc.get("drops", 0))
+    return drops
+
+
+def cpu_times() -> tuple[int, int]:
+    """(busy, total) clock ticks of all CPUs since boot."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # guest time is already counted in user time
+    return total - idle, total
+
+
+class RunCounters:
+    """Counters sampled at the start of a run; :meth:`since` gives what the run added."""
+
+    def __init__(self, network: TestbedNetwork) -> None:
+        self._network = network
+        self._tcp = tcp_counters(network)
+        self._drops = switch_drops(network)
+        self._cpu = cpu_times()
+
+    def since(self) -> dict:
+        tcp_now, drops_now, (busy, total) = tcp_counters(self._network), switch_drops(self._network), cpu_times()
+        per_host = {
+            host: {name: value - self._tcp[host][name] for name, value in counters.items()}
+            for host, counters in tcp_now.items()
+        }
+        totals = {name: sum(host[name] for host in per_host.values()) for name in TCP_COUNTERS.values()}
+        ticks = total - self._cpu[1]
+        return {
+            "tcp": totals,
+            "tcp_per_host": per_host,
+            "switch_port_drops": {port: drops_now[port] - self._drops.get(port, 0) for port in drops_now},
+            "cpu_utilisation": (busy - self._cpu[0]) / ticks if ticks > 0 else 0.0,
+        }
