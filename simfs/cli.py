@@ -181,7 +181,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     state = argparse.ArgumentParser(add_help=False)
-    state.add_argument("--state", help="the testbed's state folder (default /tmp/simfs-testbed)")
+    state.add_argument("--state", help="the testbed's state folder (default /run/simfs-testbed)")
     actions = testbed.add_subparsers(dest="testbed_action", metavar="ACTION", required=True)
     up = actions.add_parser("up", parents=[state], help="start the network, the servers and the clients")
     up.add_argument("file_system", choices=("moosefs",), help="the file system")
@@ -594,10 +594,13 @@ def _bits_per_s(text: str) -> int:
 
 
 def _testbed(args: argparse.Namespace) -> int:
-    from simfs.testbed.cluster import DEFAULT_STATE, Testbed, TestbedSpec
+    from simfs.testbed.cluster import DEFAULT_STATE, Testbed, TestbedSpec, check_root
     from simfs.testbed.network import Link
 
     testbed = Testbed(args.state or DEFAULT_STATE)
+    if args.testbed_action == "run" and not (args.workload[1:] if args.workload[:1] == ["--"] else args.workload):
+        raise SimfsError("testbed run: give the workload after --: simfs testbed run -- ior -F -t 1m -b 64m -w -r")
+    check_root()
     if args.testbed_action == "up":
         try:
             link = Link(rate_bits_per_s=_bits_per_s(args.rate), port_buffer_bytes=args.port_buffer)

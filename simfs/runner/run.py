@@ -174,8 +174,9 @@ def _measure_local(
     machine = machine_info(target)
     run_dir = make_run_directory(target)
     views = tuple(str(Path(mount) / run_dir.name) for mount in client_mounts)
-    nodes = min(len(views), processes) if views else 1
-    plan = Plan(spec, str(run_dir), ranks=processes, ppn=-(-processes // nodes), trace_ops=trace_ops, views=views)
+    ppn = -(-processes // min(len(views), processes)) if views else processes
+    nodes = -(-processes // ppn)  # the clients the ranks land on (5 ranks on 4: 2+2+1)
+    plan = Plan(spec, str(run_dir), ranks=processes, ppn=ppn, trace_ops=trace_ops, views=views)
     began = time.time()
     try:
         if on_start is not None:

@@ -18,11 +18,13 @@ from pathlib import Path
 
 from simfs.errors import SimfsError
 from simfs.testbed import moosefs
-from simfs.testbed.network import Link, TestbedNetwork, missing_tools
+from simfs.testbed.network import Link, TestbedNetwork, leftover_namespaces, missing_tools
 from simfs.testbed.processes import Started, alive, stop
 
-#: Where the testbed keeps its state unless told otherwise (one testbed per machine).
-DEFAULT_STATE = Path("/tmp/simfs-testbed")
+#: Where the testbed keeps its state unless told otherwise (one testbed per machine):
+#: under /run, which only root can write, so nobody can plant a symlink or a record
+#: there for a root process to follow.
+DEFAULT_STATE = Path("/run/simfs-testbed")
 #: Where chunkservers keep their chunks: tmpfs, so the links are the only throttle.
 STORAGE = Path("/dev/shm")
 PREFIX = "sfstb"
@@ -49,10 +51,14 @@ class TestbedSpec:
             raise SimfsError(f"testbed: --{error}") from None
 
 
-def check_machine(file_system: str) -> None:
-    """Refuse, in one line, on a machine where the testbed cannot run."""
+def check_root() -> None:
     if os.geteuid() != 0:
         raise SimfsError("testbed: needs root (it creates network namespaces and FUSE mounts)")
+
+
+def check_machine(file_system: str) -> None:
+    """Refuse, in one line, on a machine where the testbed cannot run."""
+    check_root()
     if not Path("/dev/fuse").exists():
         raise SimfsError("testbed: /dev/fuse is missing (the clients are FUSE mounts)")
     lacking = missing_tools() + [f"Debian package {p}" for p in moosefs.missing_packages()]
@@ -80,11 +86,14 @@ class Testbed:
     def up(self, spec: TestbedSpec) -> dict:
         """Start the network and the file system; return the description (as ``status``)."""
         check_machine(spec.file_system)
-        if self.is_up():
-            raise SimfsError(f"testbed: one is up already ({self._state}); take it down first: simfs testbed down")
+        if self.is_up() or leftover_namespaces(PREFIX):
+            raise SimfsError("testbed: one is up already on this machine; take it down first: simfs testbed down")
+        if self._state.exists():
+            raise SimfsError(f"testbed: --state {self._state} exists; give a folder the testbed can make (and remove)")
         layout = moosefs.MooseFsLayout(spec.servers, spec.clients)
         network = TestbedNetwork(PREFIX, layout.hosts, spec.link, self._state)
-        self._state.mkdir(parents=True, exist_ok=True)
+        self._state.parent.mkdir(parents=True, exist_ok=True)
+        self._state.mkdir(mode=0o700)
         storage = self._storage / f"simfs-testbed-{os.getpid()}"
         record = {
             "file_system": spec.file_system,
@@ -103,19 +112,29 @@ class Testbed:
         }
         self._write(record)
         started: list[Started] = []
+        recording = _Recording(started, record, self)
         try:
             network.up()
-            mounts = moosefs.start_cluster(network, layout, self._state, storage, _Recording(started, record, self))
-            record["mounts"] = [str(mount) for mount in mounts]
-            self._write(record)
+            mounts = moosefs.start_cluster(network, layout, self._state, storage, recording)
             # Deleted files go at once, not after a day in the trash (module docstring).
-            subprocess.run(
+            trash = subprocess.run(
                 network.enter(layout.client_hosts[0]) + ["mfssettrashtime", "-r", "0", str(mounts[0])],
-                check=True,
                 capture_output=True,
+                text=True,
             )
-        except BaseException:
-            self.down()
+            if trash.returncode != 0:
+                raise SimfsError(
+                    f"testbed: mfssettrashtime -r 0: {(trash.stderr.strip().splitlines() or ['failed'])[0]}"
+                )
+        except BaseException as error:
+            try:
+                self.down()
+            except Exception as cleanup:  # noqa: BLE001 (reported with the first error, which wins)
+                raise SimfsError(
+                    f"{_one_line(error)}; and taking the testbed down failed: {_one_line(cleanup)}"
+                ) from error
+            if isinstance(error, Exception) and not isinstance(error, SimfsError):
+                raise SimfsError(_one_line(error)) from error
             raise
         return self.status()
 
@@ -141,15 +160,22 @@ class Testbed:
     # -- down -----------------------------------------------------------------------------
     def down(self) -> list[str]:
         """Unmount, stop every recorded process, remove the namespaces and folders; return
-        what was done, one line each.  Safe to repeat; a no-op when nothing is up."""
+        what was done, one line each.  Safe to repeat; a no-op when nothing is up (a
+        folder without the testbed's record is never touched)."""
+        if not self.is_up():
+            return []
+        check_root()
         done: list[str] = []
         record = json.loads(self.record_path.read_text()) if self.record_path.exists() else None
+        # Every FUSE mount under the state folder, dead ones included (a crashed client's
+        # mount point answers ENOTCONN, and is_mount() says no).
+        for mount in _mounts_under(self._state):
+            unmounted = subprocess.run(["umount", "-l", mount], capture_output=True, text=True)
+            if unmounted.returncode != 0:
+                said = (unmounted.stderr.strip().splitlines() or ["failed"])[0]
+                raise SimfsError(f"testbed: umount {mount}: {said} (the state stays: simfs testbed down again)")
+            done.append(f"unmounted {mount}")
         if record is not None:
-            for mount in record["mounts"]:
-                if Path(mount).is_mount():
-                    # Lazy: a process still in the mount must not keep the testbed up.
-                    subprocess.run(["umount", "-l", mount], capture_output=True)
-                    done.append(f"unmounted {mount}")
             processes = [
                 Started(**{k: p[k] for k in ("name", "pid", "start_ticks", "log")}) for p in record["processes"]
             ]
@@ -162,9 +188,9 @@ class Testbed:
             for folder in record["folders"]:
                 shutil.rmtree(folder, ignore_errors=True)
                 done.append(f"removed {folder}")
-        if self._state.exists():
-            shutil.rmtree(self._state)
-            done.append(f"removed {self._state}")
+        # The state folder was made by up (it refuses an existing one): all of it is ours.
+        shutil.rmtree(self._state)
+        done.append(f"removed {self._state}")
         return done
 
     def _write(self, record: dict) -> None:
@@ -186,6 +212,27 @@ class _Recording(list):
         self._started.append(process)
         self._record["processes"].append(process.to_json())
         self._testbed._write(self._record)
+
+    def mount(self, point: Path) -> None:
+        """A mount point, recorded before its client starts."""
+        self._record["mounts"].append(str(point))
+        self._testbed._write(self._record)
+
+
+def _mounts_under(folder: Path) -> list[str]:
+    """Mount points at or below ``folder`` (``/proc/self/mountinfo``), deepest first."""
+    root = str(folder.resolve())
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].replace("\\040", " ")
+        if point == root or point.startswith(root + "/"):
+            points.append(point)
+    return sorted(points, key=len, reverse=True)
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
 
 
 def _version() -> str:

@@ -22,9 +22,12 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
+from simfs.errors import SimfsError
 from simfs.testbed.network import TestbedNetwork
 from simfs.testbed.processes import Started, alive, start
 
@@ -107,15 +110,26 @@ def chunkserver_config(folder: Path, master: str, address: str) -> str:
     )
 
 
+class Recorder(Protocol):
+    """Where :func:`start_cluster` records what it starts, as it starts it."""
+
+    def append(self, process: Started) -> None: ...
+    def mount(self, point: Path) -> None: ...
+    def __getitem__(self, index: int) -> Started: ...
+    def __iter__(self) -> Iterator[Started]: ...
+
+
 def start_cluster(
-    network: TestbedNetwork, layout: MooseFsLayout, state: Path, storage: Path, record: list[Started]
+    network: TestbedNetwork, layout: MooseFsLayout, state: Path, storage: Path, record: Recorder
 ) -> list[Path]:
-    """Start the master, the chunkservers and the mounts; append every process started
-    to ``record`` as soon as it starts (so a failure part-way can stop them); return
-    the mount points."""
+    """Start the master, the chunkservers and the mounts; record every process as soon
+    as it starts and every mount point before its client starts (so a failure part-way
+    can stop and unmount them); return the mount points."""
     master_address = network.address("master")
     folder = state / "master"
     folder.mkdir(parents=True)
+    if not EMPTY_METADATA.exists():
+        raise SimfsError(f"testbed: {EMPTY_METADATA} is missing (reinstall moosefs-master)")
     shutil.copyfile(EMPTY_METADATA, folder / "metadata.mfs")
     (folder / "mfsexports.cfg").write_text("* / rw,alldirs,maproot=0\n")
     (folder / "mfsmaster.cfg").write_text(master_config(folder, master_address))
@@ -147,6 +161,7 @@ def start_cluster(
     for host in layout.client_hosts:
         mount = state / "mnt" / host
         mount.mkdir(parents=True)
+        record.mount(mount)
         record.append(
             start(
                 host,
@@ -176,7 +191,7 @@ def _wait_until(ready, started: Started, what: str) -> None:  # noqa: ANN001
     while not ready():
         if not alive(started):
             last = Path(started.log).read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-            raise RuntimeError(f"{what} exited at start-up: {last[0]} (log {started.log})")
+            raise SimfsError(f"testbed: {what} exited at start-up: {last[0]} (log {started.log})")
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{what} not ready after {READY_TIMEOUT_S:.0f} s (log {started.log})")
+            raise SimfsError(f"testbed: {what} not ready after {READY_TIMEOUT_S:.0f} s (log {started.log})")
         time.sleep(0.05)

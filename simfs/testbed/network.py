@@ -24,10 +24,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from simfs.errors import SimfsError
 
 #: The benchmarking range (RFC 2544); the testbed uses its first /24.
 SUBNET = ipaddress.ip_network("198.18.0.0/24")
@@ -173,10 +176,18 @@ class TestbedNetwork:
             raise ValueError(f"host: {host!r} is not a host of this testbed ({', '.join(self._hosts)})")
 
     def _create_namespace(self, name: str, made: list[str]) -> None:
+        if Path("/run/netns", name).exists():
+            raise TestbedError(f"testbed: namespace {name} exists already: another testbed is up (simfs testbed down)")
         # Recorded before it exists: a crash between the two leaves a name down() skips.
         made.append(name)
         self._write_state(made)
-        self._run(["ip", "netns", "add", name])
+        try:
+            self._run(["ip", "netns", "add", name])
+        except BaseException:
+            if not Path("/run/netns", name).exists():
+                made.remove(name)  # never made: not ours to remove
+                self._write_state(made)
+            raise
         self._run(["ip", "-n", name, "link", "set", "lo", "up"])
 
     def _add_host(self, host: str, made: list[str]) -> None:
@@ -231,12 +242,15 @@ class TestbedNetwork:
         for name in reversed(made):
             if Path("/run/netns", name).exists():
                 try:
+                    # A process still in one of our namespaces is ours (started there by
+                    # the testbed, recorded or not: a Ctrl-C can fall between the two).
+                    _kill_namespace_processes(name)
                     self._run(["ip", "netns", "del", name])
-                except (OSError, subprocess.CalledProcessError) as error:
-                    errors.append(f"{name}: {error}")
+                except (OSError, SimfsError) as error:
+                    errors.append(str(error))
         if errors:
             # The state stays, naming what is left, so that down() can be tried again.
-            raise RuntimeError("could not remove namespace(s): " + "; ".join(errors))
+            raise TestbedError("testbed: could not remove namespace(s): " + "; ".join(errors))
         self._state.unlink(missing_ok=True)
 
     def _write_state(self, made: list[str]) -> None:
@@ -245,10 +259,26 @@ class TestbedNetwork:
         os.replace(partial, self._state)
 
 
+class TestbedError(SimfsError):
+    """A testbed command failed: the command and the first line of what it said."""
+
+    __test__ = False
+
+
 def _run(argv: list[str]) -> None:
     completed = subprocess.run(argv, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
-        raise subprocess.CalledProcessError(completed.returncode, argv, completed.stdout, completed.stderr)
+        said = (completed.stderr or completed.stdout).strip().splitlines()[:1] or [f"exit {completed.returncode}"]
+        raise TestbedError(f"testbed: {' '.join(argv)}: {said[0]}")
+
+
+def _kill_namespace_processes(name: str) -> None:
+    listed = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True, check=False)
+    for pid in listed.stdout.split():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
 
 
 def leftover_namespaces(prefix: str) -> list[str]:

@@ -15,6 +15,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from simfs.errors import SimfsError
+
 
 @dataclass(frozen=True)
 class Started:
@@ -87,6 +89,8 @@ def _signal_session(record: Started, signum: int) -> None:
         os.killpg(record.pid, signum)  # its session leader's group: it and its children
     except ProcessLookupError:
         pass
+    except PermissionError as error:
+        raise SimfsError(f"testbed: cannot stop {record.name} (pid {record.pid}): {error.strerror}") from None
 
 
 def _reap(records: list[Started]) -> None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 from simfs.cli import main
+from simfs.errors import SimfsError
 from simfs.testbed import cluster
 from simfs.testbed.cluster import PREFIX, Testbed, TestbedSpec
 from simfs.testbed.network import Link, leftover_namespaces
@@ -74,10 +76,30 @@ def test_status_and_down_with_nothing_up(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == ""
 
 
-def test_a_machine_without_root_is_refused_in_one_line(monkeypatch):
+@pytest.mark.parametrize("action", [["up", "moosefs"], ["status"], ["down"], ["run", "--", "ior", "-F"]])
+def test_without_root_every_action_is_refused_in_one_line(action, monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    with pytest.raises(Exception, match="needs root"):
-        cluster.check_machine("moosefs")
+    assert main(["testbed", *action[:1], "--state", str(tmp_path / "state"), *action[1:]]) == 2
+    assert (
+        capsys.readouterr().err.strip()
+        == "simfs: error: testbed: needs root (it creates network namespaces and FUSE mounts)"
+    )
+
+
+def test_down_leaves_a_folder_that_is_not_a_testbeds_alone(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "run.json").write_text("{}")
+    assert Testbed(results).down() == []
+    assert (results / "run.json").read_text() == "{}"
+
+
+@needs_testbed
+def test_up_refuses_an_existing_state_folder(tmp_path):
+    (tmp_path / "state").mkdir()
+    with pytest.raises(SimfsError, match="exists; give a folder the testbed can make"):
+        Testbed(tmp_path / "state").up(TestbedSpec("moosefs", 1, 1, Link()))
+    assert leftover_namespaces(PREFIX) == []
 
 
 def _nothing_left(state: Path, status: dict) -> None:
@@ -141,6 +163,36 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
 
 
 @needs_testbed
+def test_a_second_testbed_is_refused_and_the_first_keeps_running(tmp_path):
+    first = Testbed(tmp_path / "first", storage=tmp_path / "storage")
+    status = first.up(TestbedSpec("moosefs", 1, 1, Link()))
+    try:
+        with pytest.raises(SimfsError, match="one is up already on this machine"):
+            Testbed(tmp_path / "second").up(TestbedSpec("moosefs", 1, 1, Link()))
+        assert not (tmp_path / "second").exists()
+        again = first.status()
+        assert all(p["running"] for p in again["processes"]) and again["mounted"] == again["mounts"]
+    finally:
+        first.down()
+    _nothing_left(tmp_path / "first", status)
+
+
+@needs_testbed
+def test_a_crashed_client_s_dead_mount_is_still_unmounted(tmp_path):
+    state = tmp_path / "state"
+    testbed = Testbed(state, storage=tmp_path / "storage")
+    status = testbed.up(TestbedSpec("moosefs", 1, 1, Link()))
+    client = next(p for p in status["processes"] if p["name"] == "c1")
+    os.kill(client["pid"], signal.SIGKILL)  # the FUSE daemon dies: its mount answers ENOTCONN
+    try:
+        os.waitpid(client["pid"], 0)  # this process started it: collect it
+    finally:
+        done = testbed.down()
+    assert f"unmounted {status['mounts'][0]}" in done
+    _nothing_left(state, status)
+
+
+@needs_testbed
 def test_a_failed_up_takes_down_what_it_had_made(tmp_path, monkeypatch):
     started = []
 
@@ -154,7 +206,7 @@ def test_a_failed_up_takes_down_what_it_had_made(tmp_path, monkeypatch):
     monkeypatch.setattr(cluster.moosefs, "start_cluster", master_then_fail)
     state = tmp_path / "state"
     testbed = Testbed(state, storage=tmp_path / "storage")
-    with pytest.raises(RuntimeError, match="cs1 exited"):
+    with pytest.raises(SimfsError, match="cs1 exited"):
         testbed.up(TestbedSpec("moosefs", 1, 1, Link()))
     assert leftover_namespaces(PREFIX) == []
     assert not state.exists()
