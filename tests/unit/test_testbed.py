@@ -4,7 +4,8 @@ nothing behind; and its refusals, one line each.
 The live tests need root, ``/dev/fuse``, network namespaces and Debian's MooseFS
 packages (``moosefs-master``, ``moosefs-chunkserver``, ``moosefs-client``); they skip
 elsewhere and say which is missing.  No test depends on a rate: the links' speed is
-never asserted."""
+never asserted.  The default run brings a testbed up and down once (and refuses two);
+the other live tests run in the slow suite, which ``.ci/run`` runs too."""
 
 from __future__ import annotations
 
@@ -133,6 +134,7 @@ def test_up_write_on_one_client_read_on_another_down_leaves_nothing(tmp_path):
 
 
 @needs_testbed
+@pytest.mark.slow  # a testbed up and down: seconds each; the default run keeps one
 def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_path, capsys):
     state = tmp_path / "state"
     testbed = Testbed(state, storage=tmp_path / "storage")
@@ -163,6 +165,7 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
 
 
 @needs_testbed
+@pytest.mark.slow  # a testbed up and down: seconds each; the default run keeps one
 def test_a_second_testbed_is_refused_and_the_first_keeps_running(tmp_path):
     first = Testbed(tmp_path / "first", storage=tmp_path / "storage")
     status = first.up(TestbedSpec("moosefs", 1, 1, Link()))
@@ -178,6 +181,7 @@ def test_a_second_testbed_is_refused_and_the_first_keeps_running(tmp_path):
 
 
 @needs_testbed
+@pytest.mark.slow  # a testbed up and down: seconds each; the default run keeps one
 def test_a_crashed_client_s_dead_mount_is_still_unmounted(tmp_path):
     state = tmp_path / "state"
     testbed = Testbed(state, storage=tmp_path / "storage")
