@@ -57,7 +57,20 @@ def python_blocks(page: Path) -> list[tuple[str, str | None]]:
     return pairs
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p, "python")], ids=lambda p: str(p.relative_to(ROOT)))
+#: Pages whose python blocks fit a profile (a calibration: 20 s), run in the slow suite
+#: with the ``simfs calibrate`` examples.
+SLOW_PAGES = {ROOT / "docs" / "guides" / "calibration.md"}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(page, marks=[pytest.mark.slow] if page in SLOW_PAGES else [])
+        for page in PAGES
+        if blocks(page, "python")
+    ],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_python_examples_run(page, tmp_path, monkeypatch, capsys):
     in_scratch(tmp_path, monkeypatch)
     namespace: dict = {"__name__": "__docs__"}
