@@ -106,7 +106,8 @@ class FluidNetwork:
         self._entry_resource = np.zeros(0, dtype=np.int64)
         self._entry_weight = np.zeros(0)
         # Per entry, the mechanism that raised its weight (a code into
-        # ``_mechanism_names``; 0: none); ``_any_raised`` says whether any entry has one.
+        # ``_mechanism_names``; 0: none); kept aligned with the entries only while
+        # ``_any_raised`` (no work on the hot path when no entry names a mechanism).
         self._entry_mechanism = np.zeros(0, dtype=np.int64)
         self._any_raised = False
         self._path_length = np.zeros(0, dtype=np.int64)
@@ -327,8 +328,6 @@ class FluidNetwork:
         if self._any_raised:
             self._entry_mechanism = self._entry_mechanism[entries]
             self._any_raised = bool(self._entry_mechanism.any())
-        else:
-            self._entry_mechanism = np.zeros(len(self._entry_resource), dtype=np.int64)
         for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share", "_path_length"):
             setattr(self, name, getattr(self, name)[keep])
         self._cached_matrix = None
@@ -360,12 +359,13 @@ class FluidNetwork:
         added = np.empty(count, dtype=object)
         added[:] = new
         self._flows = np.concatenate([self._flows, added])
+        entries_before = len(self._entry_resource)
         self._entry_resource = np.concatenate([self._entry_resource, *(f.resource_index for f in new)])
         self._entry_weight = np.concatenate([self._entry_weight, *(f.resource_weight for f in new)])
         if self._any_raised or any(f.resource_mechanism is not None for f in new):
             self._entry_mechanism = np.concatenate(
                 [
-                    self._entry_mechanism,
+                    self._entry_mechanism if self._any_raised else np.zeros(entries_before, dtype=np.int64),
                     *(
                         f.resource_mechanism
                         if f.resource_mechanism is not None
@@ -375,8 +375,6 @@ class FluidNetwork:
                 ]
             )
             self._any_raised = bool(self._entry_mechanism.any())
-        else:
-            self._entry_mechanism = np.zeros(len(self._entry_resource), dtype=np.int64)
         self._path_length = np.concatenate(
             [self._path_length, np.fromiter((len(f.resource_index) for f in new), dtype=np.int64, count=count)]
         )

@@ -6,9 +6,9 @@ Lustre's extent-lock policy) on its own: two client nodes write interleaved 47,0
 records to one stripe object, each record under a lock of its node.  Every time a node
 needs bytes the other holds, the server calls the other's lock back; the holder writes
 its dirty records back (here 1 ms per callback) and cancels; then the grant travels.
-Run from the repository root: ``python docs/background/img/contention_teaching_locks.py``
-(or ``python docs/images.py`` for every image); ``tests/test_docs_images.py`` checks that
-the committed numbers are what :func:`data` computes now.
+Drawn by ``python docs/images.py contention-teaching-locks.png``, which writes what
+:func:`data` returns beside the image and calls :func:`draw`; ``tests/test_docs_images.py``
+checks that the committed numbers are what :func:`data` computes now.
 """
 
 from pathlib import Path
@@ -18,6 +18,7 @@ import simpy
 
 from simfs.engine.station import Station
 from simfs.filesystems.core.locking import LockManager, lustre_extent_policy
+from simfs.report.files import save_figure
 
 IMAGE = Path(__file__).with_name("contention-teaching-locks.png")
 RECORD = 47_008
@@ -85,15 +86,4 @@ def draw(frame: pd.DataFrame, path: Path = IMAGE) -> None:
     )
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-if __name__ == "__main__":
-    numbers = data()
-    numbers.to_csv(IMAGE.with_suffix(".csv"), index=False)
-    draw(numbers)
-    print(
-        f"wrote {IMAGE}: {numbers['callbacks'].iloc[0]} callbacks, {numbers['lock_requests'].iloc[0]} lock requests, "
-        f"end {1e3 * numbers['end_s'].max():.2f} ms"
-    )
+    save_figure(fig, path)

@@ -2,10 +2,10 @@
 docs/background/contention-teaching.md.
 
 The queue at lfs3's directory lock while 2, 4, 8 and 16 nodes (one process each) create
-100 files each in one shared directory (mdtest -F -C -n 100).  Run from the repository
-root: ``python docs/background/img/contention_teaching_queue.py`` (or ``python
-docs/images.py`` for every image); ``tests/test_docs_images.py`` checks that the committed
-numbers are what :func:`data` computes now.
+100 files each in one shared directory (mdtest -F -C -n 100).  Drawn by ``python
+docs/images.py contention-teaching-queue-lfs3.png``, which writes what :func:`data`
+returns beside the image and calls :func:`draw`; ``tests/test_docs_images.py`` checks
+that the committed numbers are what :func:`data` computes now.
 """
 
 from pathlib import Path
@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 import simfs
+from simfs.report.files import save_figure
 
 IMAGE = Path(__file__).with_name("contention-teaching-queue-lfs3.png")
 NODES = (16, 8, 4, 2)
@@ -57,12 +58,4 @@ def draw(frame: pd.DataFrame, path: Path = IMAGE) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="center right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-if __name__ == "__main__":
-    numbers = data()
-    numbers.to_csv(IMAGE.with_suffix(".csv"), index=False)
-    draw(numbers)
-    print(f"wrote {IMAGE} and its numbers")
+    save_figure(fig, path)
