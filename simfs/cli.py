@@ -585,6 +585,11 @@ def _calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _workload_words(args: argparse.Namespace) -> list[str]:
+    """The tool's command line given after ``--`` (argparse keeps the ``--``)."""
+    return args.workload[1:] if args.workload[:1] == ["--"] else args.workload
+
+
 def _bits_per_s(text: str) -> int:
     """A link rate as tc writes it: ``100mbit``, ``1gbit``, ``250kbit`` or bits/s."""
     match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmg]?)(?:bit)?", text.strip().lower())
@@ -598,7 +603,7 @@ def _testbed(args: argparse.Namespace) -> int:
     from simfs.testbed.network import Link
 
     testbed = Testbed(args.state or DEFAULT_STATE)
-    if args.testbed_action == "run" and not (args.workload[1:] if args.workload[:1] == ["--"] else args.workload):
+    if args.testbed_action == "run" and not _workload_words(args):
         raise SimfsError("testbed run: give the workload after --: simfs testbed run -- ior -F -t 1m -b 64m -w -r")
     check_root()
     if args.testbed_action == "up":
@@ -626,7 +631,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     from simfs.runner.output import strict_json
     from simfs.runner.signals import deferred_signals
 
-    workload = args.workload[1:] if args.workload[:1] == ["--"] else args.workload
+    workload = _workload_words(args)
     if not workload:
         raise SimfsError("testbed run: give the workload after --: simfs testbed run -- ior -F -t 1m -b 64m -w -r")
     json_path = _output_path(args.json, "--json", (".json",)) if args.json else None
@@ -698,7 +703,7 @@ def _measure(args: argparse.Namespace) -> int:
     from simfs.runner.output import strict_json
     from simfs.runner.signals import deferred_signals, pause_point
 
-    words = args.workload[1:] if args.workload[:1] == ["--"] else args.workload
+    words = _workload_words(args)
     if not words:
         raise SimfsError("measure: give the workload after --, e.g. -- ior -a POSIX -F -t 1m -b 64m")
     if args.trace_ops and not args.trace:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from simfs.errors import SimfsError
 from simfs.testbed import moosefs
-from simfs.testbed.network import Link, TestbedNetwork, leftover_namespaces, missing_tools
+from simfs.testbed.network import Link, TestbedNetwork, leftover_namespaces, missing_tools, run_command
 from simfs.testbed.processes import Started, alive, stop
 
 #: Where the testbed keeps its state unless told otherwise (one testbed per machine):
@@ -117,15 +117,7 @@ class Testbed:
             network.up()
             mounts = moosefs.start_cluster(network, layout, self._state, storage, recording)
             # Deleted files go at once, not after a day in the trash (module docstring).
-            trash = subprocess.run(
-                network.enter(layout.client_hosts[0]) + ["mfssettrashtime", "-r", "0", str(mounts[0])],
-                capture_output=True,
-                text=True,
-            )
-            if trash.returncode != 0:
-                raise SimfsError(
-                    f"testbed: mfssettrashtime -r 0: {(trash.stderr.strip().splitlines() or ['failed'])[0]}"
-                )
+            run_command(network.enter(layout.client_hosts[0]) + ["mfssettrashtime", "-r", "0", str(mounts[0])])
         except BaseException as error:
             try:
                 self.down()
@@ -170,10 +162,7 @@ class Testbed:
         # Every FUSE mount under the state folder, dead ones included (a crashed client's
         # mount point answers ENOTCONN, and is_mount() says no).
         for mount in _mounts_under(self._state):
-            unmounted = subprocess.run(["umount", "-l", mount], capture_output=True, text=True)
-            if unmounted.returncode != 0:
-                said = (unmounted.stderr.strip().splitlines() or ["failed"])[0]
-                raise SimfsError(f"testbed: umount {mount}: {said} (the state stays: simfs testbed down again)")
+            run_command(["umount", "-l", mount])  # on failure the state stays: down can be repeated
             done.append(f"unmounted {mount}")
         if record is not None:
             processes = [

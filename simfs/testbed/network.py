@@ -114,7 +114,7 @@ class TestbedNetwork:
         self._hosts = hosts
         self._link = link
         self._state = Path(state_dir) / "network.json"
-        self._run = run or _run
+        self._run = run or run_command
 
     @property
     def hosts(self) -> list[str]:
@@ -265,7 +265,8 @@ class TestbedError(SimfsError):
     __test__ = False
 
 
-def _run(argv: list[str]) -> None:
+def run_command(argv: list[str]) -> None:
+    """Run ``argv``; on failure raise a one-line TestbedError with what it said."""
     completed = subprocess.run(argv, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
         said = (completed.stderr or completed.stdout).strip().splitlines()[:1] or [f"exit {completed.returncode}"]
