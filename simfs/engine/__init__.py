@@ -1,9 +1,34 @@
-"""The SimPy event loop and the fluid bandwidth-sharing network (DESIGN.md section 4)."""
+"""The SimPy event loop and the fluid bandwidth-sharing network (DESIGN.md section 4).
 
-from simfs.engine.flow import Flow, Path
-from simfs.engine.maxmin import CAP, max_min_rates
-from simfs.engine.network import FluidNetwork
-from simfs.engine.resource import OTHER, READ, WRITE, LoadModel, Resource, ResourceLoad
+The names below are loaded on first use (PEP 562): hardware descriptions name
+:class:`Resource` types, and reading a profile (``simfs show``) should not import numpy and
+SimPy, which the flow network needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from simfs.engine.flow import Flow, Path
+    from simfs.engine.maxmin import CAP, max_min_rates
+    from simfs.engine.network import FluidNetwork
+    from simfs.engine.resource import OTHER, READ, WRITE, LoadModel, Resource, ResourceLoad
+
+_MODULE_OF = {
+    "CAP": "maxmin",
+    "max_min_rates": "maxmin",
+    "Flow": "flow",
+    "Path": "flow",
+    "FluidNetwork": "network",
+    "OTHER": "resource",
+    "READ": "resource",
+    "WRITE": "resource",
+    "LoadModel": "resource",
+    "Resource": "resource",
+    "ResourceLoad": "resource",
+}
 
 __all__ = [
     "CAP",
@@ -18,3 +43,13 @@ __all__ = [
     "ResourceLoad",
     "max_min_rates",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MODULE_OF])

@@ -26,8 +26,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    # numpy is imported where arrays are made: reading a profile (``simfs show``) never
+    # makes one, and numpy is most of that command's start-up.
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,8 @@ class Layout:
 
     def bytes_per_object(self, offset: int, length: int) -> np.ndarray:
         """Bytes of ``[offset, offset + length)`` in each stripe object."""
+        import numpy as np
+
         if not self.group_width:
             return stripe_bytes(offset, length, self.stripe_size_bytes, self.stripe_count)
         result = np.zeros(self.stripe_count)
@@ -142,6 +148,8 @@ class Layout:
 
     def segmented_bytes_per_object(self, first_offset: int, block: int, stride: int, segments: int) -> np.ndarray:
         """Bytes per stripe object of ``segments`` blocks at ``first_offset + k * stride``."""
+        import numpy as np
+
         if not self.group_width:
             return segmented_stripe_bytes(
                 first_offset, block, stride, segments, self.stripe_size_bytes, self.stripe_count
@@ -229,6 +237,8 @@ _EXACT_SEGMENTS = 4096
 
 def stripe_bytes(offset: int, length: int, stripe_size: int, stripe_count: int) -> np.ndarray:
     """Bytes of ``[offset, offset + length)`` that land in each of the stripe objects."""
+    import numpy as np
+
     result = np.zeros(stripe_count)
     if length <= 0:
         return result
@@ -251,6 +261,8 @@ def segmented_stripe_bytes(
     Offsets modulo one stripe cycle repeat with period ``cycle / gcd(stride, cycle)``, so
     only one period is computed however many segments there are.
     """
+    import numpy as np
+
     cycle = stripe_size * stripe_count
     period = cycle // math.gcd(stride % cycle or cycle, cycle)
     counted = min(segments, period)

@@ -47,11 +47,15 @@ import bisect
 from collections import defaultdict, deque
 from collections.abc import Callable, Generator, Hashable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import simpy
-from simpy.events import Event
+if TYPE_CHECKING:
+    # Annotations only: profiles name a LockPolicy, and reading one (``simfs show``)
+    # should not load SimPy.
+    import simpy
+    from simpy.events import Event
 
-from simfs.engine.station import Station
+    from simfs.engine.station import Station
 
 #: The end of an object (an extent reaching it is open-ended).
 EOF_OFFSET = 1 << 62

@@ -34,11 +34,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from simfs.errors import ProfileError
 from simfs.systems.profile import Profile
+
+if TYPE_CHECKING:
+    # numpy is imported where arrays are made: reading a profile (``simfs show``) never
+    # makes one, and numpy is most of that command's start-up.
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class LogNormalFactor:
         return math.sqrt(math.log1p(self.cv**2))
 
     def sample(self, rng: np.random.Generator, size: int | None = None) -> float | np.ndarray:
+        import numpy as np
+
         if self.cv == 0:
             return 1.0 if size is None else np.ones(size)
         sigma = self.sigma
@@ -83,6 +89,8 @@ class Variability:
 
     def node_factors(self, rng: np.random.Generator, nodes: int) -> np.ndarray:
         """Each client node's speed factor (straggler slowdowns included)."""
+        import numpy as np
+
         factors = LogNormalFactor(self.node_cv).sample(rng, nodes)
         if self.straggler_fraction and nodes:
             stragglers = rng.random(nodes) < self.straggler_fraction
@@ -90,6 +98,8 @@ class Variability:
         return np.asarray(factors, dtype=float)
 
     def target_factors(self, rng: np.random.Generator, targets: int) -> np.ndarray:
+        import numpy as np
+
         return np.asarray(LogNormalFactor(self.target_cv).sample(rng, targets), dtype=float)
 
     def service_factor(self, rng: np.random.Generator) -> float:
