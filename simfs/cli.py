@@ -187,6 +187,12 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("file_system", choices=("moosefs",), help="the file system")
     up.add_argument("--servers", type=_positive_int, default=2, help="chunkservers (default 2)")
     up.add_argument("--clients", type=_positive_int, default=2, help="clients (default 2)")
+    up.add_argument(
+        "--goal",
+        type=_positive_int,
+        default=2,
+        help="copies of each chunk (default 2, as MooseFS; at most --servers stored)",
+    )
     up.add_argument("--rate", default="100mbit", help="every link's rate: 100mbit, 1gbit, ... (default 100mbit)")
     up.add_argument(
         "--port-buffer", type=_positive_int, default=131072, help="bytes queued at a switch port (default 131072)"
@@ -611,7 +617,7 @@ def _testbed(args: argparse.Namespace) -> int:
             link = Link(rate_bits_per_s=_bits_per_s(args.rate), port_buffer_bytes=args.port_buffer)
         except ValueError as error:
             raise SimfsError(f"testbed: {error}") from None
-        spec = TestbedSpec(args.file_system, args.servers, args.clients, link)
+        spec = TestbedSpec(args.file_system, args.servers, args.clients, link, goal=args.goal)
         print(_testbed_text(testbed.up(spec)))
         return 0
     if args.testbed_action == "status":
@@ -643,7 +649,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     if stopped:
         raise SimfsError(f"testbed run: not running: {', '.join(stopped)} (simfs testbed down, then up again)")
     processes = args.np or len(status["mounts"])
-    described = {key: status[key] for key in ("file_system", "version", "servers", "clients", "link", "hosts")}
+    described = {key: status[key] for key in ("file_system", "version", "servers", "clients", "goal", "link", "hosts")}
     clients = [Path(mount).name for mount in status["mounts"]]
     ppn = -(-processes // min(processes, len(clients)))
     described["rank_clients"] = [clients[min(rank // ppn, len(clients) - 1)] for rank in range(processes)]
@@ -686,7 +692,7 @@ def _testbed_text(status: dict) -> str:
     link = status["link"]
     lines = [
         f"{status['file_system']} ({status['version']}): {status['servers']} chunkserver(s), "
-        f"{status['clients']} client(s); links {link['rate_bits_per_s'] / 1e6:g} Mbit/s, "
+        f"{status['clients']} client(s), goal {status['goal']}; links {link['rate_bits_per_s'] / 1e6:g} Mbit/s, "
         f"{link['port_buffer_bytes']:,} B per switch port, MTU {link['mtu_bytes']}",
     ]
     for process in status["processes"]:

@@ -46,6 +46,8 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
                             drives once and serves the others from its cache
 ``readahead_restart``       a buffered reader that jumps to a new segment waits one RPC round
                             trip before readahead runs again (``simfs.simulation``)
+``shared_host_cpu``         daemons and clients on one machine (a testbed) share its cores:
+                            every byte costs ``host.*_cpu_s_per_byte`` (``simfs.hardware.shared_host``)
 ==========================  ================================================================
 """
 
@@ -74,6 +76,7 @@ MECHANISMS = {
     "client_read_sharing": "ranks on a node reading the same data fetch it once (page cache)",
     "server_read_cache": "nodes reading the same data at once cost the drives one read (server cache)",
     "readahead_restart": "a buffered reader stalls one RPC round trip at each jump to a new segment",
+    "shared_host_cpu": "daemons and clients sharing one machine's cores (a testbed): every byte costs its CPU",
 }
 
 

@@ -1,5 +1,5 @@
 """File-system models, peers on one neutral core (``simfs.filesystems.core``): Lustre,
-PanFS, CXFS, IBM Spectrum Scale (GPFS) and a local file system."""
+PanFS, CXFS, IBM Spectrum Scale (GPFS), MooseFS and a local file system."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from simfs.filesystems.cxfs import CxfsSystem
 from simfs.filesystems.gpfs import GpfsSystem
 from simfs.filesystems.localfs import LocalSystem
 from simfs.filesystems.lustre import LustreSystem
+from simfs.filesystems.moosefs import MooseFsSystem
 from simfs.filesystems.panfs import PanfsSystem
 from simfs.systems.profile import Profile
 
@@ -18,6 +19,7 @@ _MODELS: dict[str, type[FileSystem]] = {
     "cxfs": CxfsSystem,
     "gpfs": GpfsSystem,
     "local": LocalSystem,
+    "moosefs": MooseFsSystem,
 }
 
 
@@ -62,6 +64,7 @@ __all__ = [
     "GpfsSystem",
     "LocalSystem",
     "LustreSystem",
+    "MooseFsSystem",
     "PanfsSystem",
     "system_from_profile",
 ]

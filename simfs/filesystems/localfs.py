@@ -41,15 +41,13 @@ from simfs.errors import ProfileError, WorkloadError
 from simfs.filesystems.core.readers import core_fields, metadata_spec, shared_fields
 from simfs.filesystems.core.system import ClientIo, FileSystem
 from simfs.hardware import ClientSpec, LinkSpec, RaidSet, ServerSpec
-from simfs.hardware.ssd import SsdSpec
+from simfs.hardware.ssd import TMPFS_PAGES, SsdSpec
 from simfs.systems.profile import Profile
 from simfs.units import format_bytes
 from simfs.workloads.spec import WorkloadSpec
 
 #: The kernel-internal "link" between page cache and block layer: never the bottleneck.
 LOCAL_LINK = LinkSpec("local", 1e15, 0.0, "no network: client and block layer are one kernel")
-#: tmpfs's "device": the pages themselves, a pass-through (the cores' copy binds).
-_TMPFS_PAGES = SsdSpec(read_Bps=1e15, write_Bps=1e15)
 #: Half the RAM as the page cache a benchmark gets (estimate; see the module docstring).
 CACHEABLE_FRACTION = 0.5
 
@@ -94,7 +92,7 @@ class LocalSystem(FileSystem):
                 **core_fields(profile, "machine"),
             )
             if kind == "tmpfs":
-                drive = _TMPFS_PAGES
+                drive = TMPFS_PAGES
                 latency = 1e-9  # unused: O_DIRECT is refused on tmpfs
             else:
                 drive = SsdSpec(

@@ -6,6 +6,7 @@ from simfs.hardware.hdd import HddSpec
 from simfs.hardware.links import LINK_PRESETS, LinkSpec, nic_resources
 from simfs.hardware.raid import PARITY_DISKS, RaidSet
 from simfs.hardware.server import Server, ServerSpec
+from simfs.hardware.shared_host import SharedHost
 from simfs.hardware.ssd import SsdSpec
 from simfs.hardware.switch import SwitchSpec
 
@@ -20,6 +21,7 @@ __all__ = [
     "RaidSet",
     "Server",
     "ServerSpec",
+    "SharedHost",
     "SsdSpec",
     "SwitchSpec",
     "nic_resources",

@@ -76,3 +76,7 @@ class SsdSpec:
             return 1.0
         rho = self.spare_fraction
         return max(1.0, (1 + rho) / (2 * rho))
+
+
+#: tmpfs's "device": the pages themselves, a pass-through (what moves them binds first).
+TMPFS_PAGES = SsdSpec(read_Bps=1e15, write_Bps=1e15)

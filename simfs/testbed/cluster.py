@@ -41,8 +41,12 @@ class TestbedSpec:
     servers: int
     clients: int
     link: Link
+    #: Copies of each chunk (MooseFS's goal; its default is 2, fewer servers store fewer).
+    goal: int = 2
 
     def __post_init__(self) -> None:
+        if not (isinstance(self.goal, int) and 1 <= self.goal <= 9):
+            raise SimfsError(f"testbed: --goal: expected 1 to 9 copies of each chunk, got {self.goal!r}")
         if self.file_system not in FILE_SYSTEMS:
             raise SimfsError(f"testbed: file system {self.file_system!r} is not one of {', '.join(FILE_SYSTEMS)}")
         try:
@@ -100,6 +104,7 @@ class Testbed:
             "version": _version(),
             "servers": spec.servers,
             "clients": spec.clients,
+            "goal": spec.goal,
             "link": {
                 "rate_bits_per_s": spec.link.rate_bits_per_s,
                 "port_buffer_bytes": spec.link.port_buffer_bytes,
@@ -117,7 +122,9 @@ class Testbed:
             network.up()
             mounts = moosefs.start_cluster(network, layout, self._state, storage, recording)
             # Deleted files go at once, not after a day in the trash (module docstring).
-            run_command(network.enter(layout.client_hosts[0]) + ["mfssettrashtime", "-r", "0", str(mounts[0])])
+            first_client = network.enter(layout.client_hosts[0])
+            run_command(first_client + ["mfssettrashtime", "-r", "0", str(mounts[0])])
+            run_command(first_client + ["mfssetgoal", "-r", str(spec.goal), str(mounts[0])])
         except BaseException as error:
             try:
                 self.down()

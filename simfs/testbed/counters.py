@@ -6,12 +6,15 @@ file left alone): segments retransmitted, retransmission timeouts (RTOs, the 200
 stalls of incast) and tail-loss probes (how Linux avoids most of them).  Drops are the
 switch ports' token-bucket queues overflowing.  CPU utilisation is the busy share of all
 CPUs over the run (``/proc/stat``): with two CPUs and several FUSE daemons, a run can be
-CPU-bound, and its record must say so.
+CPU-bound, and its record must say so.  The busy core-seconds and the run's length are
+recorded beside it, so that the CPU time a byte costs can be fitted over runs
+(``calibration/testbed/``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -75,9 +78,14 @@ class RunCounters:
         }
         totals = {name: sum(host[name] for host in per_host.values()) for name in TCP_COUNTERS.values()}
         ticks = total - self._cpu[1]
+        cpus = os.cpu_count() or 1
+        tick_s = 1 / os.sysconf("SC_CLK_TCK")
         return {
             "tcp": totals,
             "tcp_per_host": per_host,
             "switch_port_drops": {port: drops_now[port] - self._drops.get(port, 0) for port in drops_now},
             "cpu_utilisation": (busy - self._cpu[0]) / ticks if ticks > 0 else 0.0,
+            "cpu_busy_s": (busy - self._cpu[0]) * tick_s,
+            "cpu_window_s": ticks * tick_s / cpus,
+            "cpus": cpus,
         }

@@ -13,6 +13,8 @@ Settings chosen for measuring, each for a reason:
   client's page cache (the runner measures the file system, not the cache).
 * Trash time 0 on the root (``mfssettrashtime -r 0``): MooseFS otherwise keeps deleted
   files for a day, and a series of runs fills the chunkservers' tmpfs.
+* The goal (copies of each chunk, ``mfssetgoal -r``) is the testbed's ``--goal``, 2 by
+  default as in MooseFS; a chunk has at most as many copies as there are chunkservers.
 * Every daemon binds its own testbed address; the master's three ports are MooseFS's
   defaults (9419-9421) on 198.18.0.1.
 """
@@ -36,6 +38,7 @@ PACKAGES = {
     "mfschunkserver": "moosefs-chunkserver",
     "mfsmount": "moosefs-client",
     "mfssettrashtime": "moosefs-client",
+    "mfssetgoal": "moosefs-client",
 }
 EMPTY_METADATA = Path("/var/lib/mfs/metadata.mfs.empty")
 #: How long a daemon may take to come up before the testbed gives up (start-up on this

@@ -74,6 +74,8 @@ def test_builtins_build(name):
         "panasas-as9": 80,
         "roadrunner-panfs": 1000,
         "rrz-panfs": 60,
+        # The testbed's default shape: 2 chunkservers, one chunk store each.
+        "testbed-moosefs": 2,
     }
     assert system.target_count == expected[name.removesuffix("-fitted")]
 

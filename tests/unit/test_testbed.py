@@ -51,6 +51,7 @@ needs_testbed = pytest.mark.skipif(UNAVAILABLE_TESTBED is not None, reason=str(U
         (["testbed", "up", "moosefs", "--port-buffer", "100"], "port_buffer_bytes: expected at least one frame"),
         (["testbed", "up", "moosefs", "--servers", "17"], "servers: expected 1 to 16"),
         (["testbed", "up", "moosefs", "--clients", "65"], "clients: expected 1 to 64"),
+        (["testbed", "up", "moosefs", "--goal", "10"], "--goal: expected 1 to 9 copies"),
         (["testbed", "status", "moosefs"], "unrecognized arguments: moosefs"),
         (["testbed", "run"], "give the workload after --"),
         (["testbed", "run", "--", "ior", "-F"], "no testbed is up"),
@@ -161,6 +162,8 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
     assert set(bed["tcp"]) == {"segments_sent", "retransmitted_segments", "rtos", "tail_loss_probes"}
     assert set(bed["switch_port_drops"]) == {"master", "cs1", "cs2", "c1", "c2"}
     assert 0 <= bed["cpu_utilisation"] <= 1
+    assert bed["goal"] == 2 and bed["cpus"] >= 1
+    assert 0 < bed["cpu_busy_s"] <= bed["cpus"] * bed["cpu_window_s"]
     assert len(mounted_during) == 2
 
 

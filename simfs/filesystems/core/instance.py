@@ -161,6 +161,13 @@ class FileSystemInstance:
         network.add_all(self.targets)
         network.add_all(self.raid_threads)
         network.add_all(self.controllers)
+        self.host_cpu = (
+            system.shared_host.resource()
+            if system.shared_host is not None and system.mechanisms["shared_host_cpu"]
+            else None
+        )
+        if self.host_cpu is not None:
+            network.add(self.host_cpu)
         offset = system.io.stripe_offset if stripe_offset is None else stripe_offset
         self.allocator = TargetAllocator(
             [system.server_of_target(i) for i in range(system.target_count)], offset, rng, system.excluded_targets
@@ -184,7 +191,8 @@ class FileSystemInstance:
 
     # -- metadata -----------------------------------------------------------------------
     def allocate(self, stripe_count: int, stripe_size_bytes: int) -> Layout:
-        return self.system.shape_layout(self.allocator.allocate(stripe_count, stripe_size_bytes))
+        advance = self.system.allocation_advance()
+        return self.system.shape_layout(self.allocator.allocate(stripe_count, stripe_size_bytes, advance=advance))
 
     # -- data ---------------------------------------------------------------------------
     def data_path(
@@ -237,19 +245,16 @@ class FileSystemInstance:
         threads = self.system.server.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
         target_cost, target_mechanism = self.target_cost_and_mechanism(op, request)
         target_weight = target_cost * sent * disk_fraction
-        share_sent = (stripe_share * sent).tolist()
         server_share: dict[int, float] = defaultdict(float)
-        for k, share in enumerate(stripe_share):
-            if share <= 0:
-                continue
-            target = layout.targets[k]
-            server_share[self.system.server_of_target(target)] += share_sent[k]
+        for target, share in self._placements(layout, stripe_share, op):
+            share_sent = share * sent
+            server_share[self.system.server_of_target(target)] += share_sent
             if network and self.controllers:
-                path.append((self.controllers[self.system.controller_of_target(target)], share_sent[k] * disk_fraction))
+                path.append((self.controllers[self.system.controller_of_target(target)], share_sent * disk_fraction))
             if disk:
                 path.append((self.targets[target], share * target_weight, target_mechanism))
                 if op == "write" and self.raid_threads:
-                    path.append((self.raid_threads[target], share_sent[k]))
+                    path.append((self.raid_threads[target], share_sent))
         if network:
             for server_index, share in server_share.items():
                 server = self.servers[server_index]
@@ -257,8 +262,57 @@ class FileSystemInstance:
                 path.append((server.cpu, share))
                 if threads > 0:
                     path.append((server.threads, share * threads))
+            if op == "write" and self.system.chain_copies > 1:
+                path += self._chain_path(layout, stripe_share, target_weight, target_mechanism, disk)
+            if self.host_cpu is not None:
+                copies = min(self.system.chain_copies, self.system.server_count)
+                path.append((self.host_cpu, sent * self.system.shared_host.cpu_s_per_byte(op, copies)))
         # Bytes served from the page cache (fetch_fraction 0) load nothing beyond the core.
         return [entry for entry in path if entry[1] > 0]
+
+    def _placements(self, layout: Layout, stripe_share: np.ndarray, op: str) -> list[tuple[int, float]]:
+        """(target, share of the rank's bytes) for each object: a read of replicated
+        chunks (chained copies) is spread evenly over the copies, as clients choose among
+        them; otherwise each object is read or written where the layout puts it."""
+        system = self.system
+        copies = min(system.chain_copies, system.server_count)
+        placements = []
+        for k, share in enumerate(stripe_share.tolist()):
+            if share <= 0:
+                continue
+            target = layout.targets[k]
+            if op == "write" or copies == 1:
+                placements.append((target, share))
+                continue
+            first, slot = system.server_of_target(target), target % system.targets_per_server
+            for hop in range(copies):
+                replica = (first + hop) % system.server_count * system.targets_per_server + slot
+                placements.append((replica, share / copies))
+        return placements
+
+    def _chain_path(
+        self, layout: Layout, stripe_share: np.ndarray, target_weight: float, target_mechanism: str, disk: bool
+    ) -> Path:
+        """The replicas of a chained write: the copy of each object's bytes that server
+        ``s`` stores is forwarded to the servers after it (``s + 1``, ... in server order,
+        distinct from ``s``), each receiving, processing and storing it."""
+        system = self.system
+        copies = min(system.chain_copies, system.server_count)
+        path: list[tuple[Resource, float] | tuple[Resource, float, str]] = []
+        for k, share in enumerate(stripe_share):
+            if share <= 0:
+                continue
+            first = system.server_of_target(layout.targets[k])
+            slot = layout.targets[k] % system.targets_per_server
+            for hop in range(1, copies):
+                sender = self.servers[(first + hop - 1) % system.server_count]
+                receiver_index = (first + hop) % system.server_count
+                receiver = self.servers[receiver_index]
+                path += [(sender.nic_tx, share), (receiver.nic_rx, share), (receiver.cpu, share)]
+                if disk:
+                    replica = receiver_index * system.targets_per_server + slot
+                    path.append((self.targets[replica], share * target_weight, target_mechanism))
+        return path
 
     def server_path(self, target: int, op: str, request_bytes: float) -> Path:
         """The path of I/O issued on the server itself (obdfilter-survey): its CPU, the

@@ -208,7 +208,9 @@ class TargetAllocator:
     def target_count(self) -> int:
         return self._target_count
 
-    def allocate(self, stripe_count: int, stripe_size_bytes: int) -> Layout:
+    def allocate(self, stripe_count: int, stripe_size_bytes: int, *, advance: int | None = None) -> Layout:
+        """The next file's layout; the next file starts ``advance`` targets on (default:
+        past this file's targets, as Lustre's round robin)."""
         if stripe_count == -1:
             stripe_count = self._target_count
         if not 1 <= stripe_count <= self._target_count:
@@ -220,6 +222,9 @@ class TargetAllocator:
             targets = tuple(self._usable[(first + k) % self._target_count] for k in range(stripe_count))
         else:
             targets = tuple(self._rr_order[(self._next + k) % self._target_count] for k in range(stripe_count))
+            if advance is not None:
+                self._next = (self._next + advance) % self._target_count
+                return Layout(targets, stripe_size_bytes)
             advance = stripe_count
             if stripe_count == self._target_count:
                 # A file over the whole pool would start the next one on the same target

@@ -40,7 +40,7 @@ from typing import ClassVar
 from simfs.filesystems.core.layout import Layout
 from simfs.filesystems.core.locking import LockPolicy
 from simfs.filesystems.core.variability import Variability
-from simfs.hardware import ClientSpec, ControllerSpec, RaidSet, ServerSpec
+from simfs.hardware import ClientSpec, ControllerSpec, RaidSet, ServerSpec, SharedHost
 from simfs.systems.profile import Profile
 from simfs.workloads.spec import WorkloadSpec
 
@@ -220,6 +220,13 @@ class FileSystem:
     #: Bytes sent and stored per byte written: 1 where redundancy is inside the target;
     #: components / data components for a file system whose clients write parity (PanFS).
     write_redundancy: float = 1.0
+    #: Copies of each written byte stored on consecutive servers, sent along a chain
+    #: (MooseFS's goal): the client sends one copy to the first server, each server
+    #: forwards it to the next; 1: no replication by the file system.
+    chain_copies: int = 1
+    #: The machine whose cores every daemon and client shares (the testbed); None: each
+    #: has its own (``hardware/shared_host.py``).
+    shared_host: SharedHost | None = None
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -290,6 +297,11 @@ class FileSystem:
         """The layout of a new file over the targets the allocator chose (as chosen,
         unless the file system groups them: PanFS)."""
         return layout
+
+    def allocation_advance(self) -> int | None:
+        """How many targets the allocator moves on after a new file (None: past the
+        file's targets, Lustre's round robin); MooseFS moves on by one chunk's copies."""
+        return None
 
     def lock_policy(self) -> LockPolicy | None:
         """What writers of a shared file lock, and how grants grow (``core/locking.py``);

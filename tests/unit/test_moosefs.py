@@ -1,0 +1,140 @@
+"""The MooseFS model and the shared-host CPU: chained writes, chunk placement and a
+machine's cores shared by every daemon, against hand-computed rates; the host CPU fit
+against the committed calibration runs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import simfs
+from simfs.errors import ProfileError, SimfsError
+from simfs.filesystems import MooseFsSystem
+from simfs.hardware import SharedHost
+from simfs.systems.profile import load_profile
+from simfs.testbed.host_cpu import HostCpuFit, main, read_records
+from tests.unit.phases import phase
+
+ROOT = Path(__file__).resolve().parents[2]
+CALIBRATION_RUNS = ROOT / "calibration" / "testbed" / "runs"
+IOR = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
+#: 100 Mbit/s of 1514-byte frames carrying 1448 B of TCP payload each.
+LINK_Bps = 12.5e6 * 1448 / 1514
+NO_HOST = {"mechanisms.shared_host_cpu": False}
+
+
+def rates(nodes: int, **overrides: object) -> tuple[float, float, str, str]:
+    result = simfs.simulate("testbed-moosefs", IOR, nodes=nodes, overrides={"client.count": 8, **overrides})
+    write, read = phase(result, "write"), phase(result, "read")
+    return write["agg_bw_Bps"], read["agg_bw_Bps"], write["bottleneck"], read["bottleneck"]
+
+
+def test_profile_assembles_the_testbed_and_explains_itself():
+    system = simfs.load_system("testbed-moosefs")
+    assert isinstance(system, MooseFsSystem)
+    assert (system.server_count, system.target_count, system.client_count, system.chain_copies) == (2, 2, 2, 2)
+    assert system.io.stripe_size_bytes == 64 << 20 and system.io.rpc_size_bytes == 64 << 10
+    assert system.client.network.bandwidth_Bps == pytest.approx(LINK_Bps, abs=1)
+    text = system.describe()
+    assert "goal 2 (chained writes)" in text and "shared host: 2 cores" in text
+
+
+def test_one_client_is_link_bound_both_ways():
+    write, read, write_neck, read_neck = rates(1, **{"chunkserver.count": 4})
+    assert write == pytest.approx(LINK_Bps, rel=0.01) and read == pytest.approx(LINK_Bps, rel=0.01)
+    assert write_neck == read_neck == "client-nic"
+
+
+def test_a_chained_write_stores_every_byte_twice_on_the_chunkservers_links():
+    # 4 clients on 2 chunkservers with goal 2: each chunkserver receives a copy of every
+    # byte (from a client or down the chain), so together they take one link's worth.
+    write, read, write_neck, _ = rates(4, **{"chunkserver.count": 2, **NO_HOST})
+    assert write == pytest.approx(2 * LINK_Bps / 2, rel=0.01)
+    assert write_neck == "chunkserver-nic"
+    assert read == pytest.approx(2 * LINK_Bps, rel=0.01)
+    one_copy, *_ = rates(4, **{"chunkserver.count": 2, "moosefs.goal": 1, **NO_HOST})
+    assert one_copy == pytest.approx(2 * LINK_Bps, rel=0.01)
+
+
+def test_a_goal_beyond_the_servers_stores_one_copy_per_server():
+    lone, *_ = rates(1, **{"chunkserver.count": 1, "moosefs.goal": 3, **NO_HOST})
+    assert lone == pytest.approx(LINK_Bps, rel=0.01)
+
+
+def test_the_shared_host_binds_when_the_links_would_carry_more():
+    system = simfs.load_system("testbed-moosefs")
+    host = system.shared_host
+    write, read, write_neck, read_neck = rates(8, **{"chunkserver.count": 8, "moosefs.goal": 1})
+    # Links would carry 8 x 11.96 MB/s each way; two cores carry less.
+    assert host.ceiling_Bps("write") < 8 * LINK_Bps and host.ceiling_Bps("read") < 8 * LINK_Bps
+    assert write == pytest.approx(host.ceiling_Bps("write"), rel=0.01)
+    assert read == pytest.approx(host.ceiling_Bps("read"), rel=0.01)
+    assert write_neck == read_neck == "host-cpu"
+    unshared, *_ = rates(8, **{"chunkserver.count": 8, "moosefs.goal": 1, **NO_HOST})
+    assert unshared == pytest.approx(8 * LINK_Bps, rel=0.01)
+
+
+def test_shared_host_costs_per_copy_and_checks_its_fields():
+    host = SharedHost(cores=2, write_cpu_s_per_byte=4e-8, read_cpu_s_per_byte=3e-8, copy_cpu_s_per_byte=2e-8)
+    assert host.cpu_s_per_byte("write", copies=3) == pytest.approx(8e-8)
+    assert host.ceiling_Bps("read") == pytest.approx(2 / 3e-8)
+    with pytest.raises(ValueError, match="cores"):
+        SharedHost(cores=0, write_cpu_s_per_byte=1e-8, read_cpu_s_per_byte=1e-8)
+    with pytest.raises(ValueError, match="read_cpu_s_per_byte"):
+        SharedHost(cores=1, write_cpu_s_per_byte=1e-8, read_cpu_s_per_byte=float("nan"))
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"moosefs.chunk_bytes": 1 << 20}, "moosefs.chunk_bytes: MooseFS chunks are 67108864 bytes"),
+        ({"host.cores": 0}, "host.cores"),
+        ({"chunkserver.store.kind": "tape"}, "chunkserver.store.kind"),
+        ({"moosefs.metadata_latency_s": 1e-6}, "moosefs.metadata_latency_s"),
+    ],
+)
+def test_bad_profile_fields_are_named(override, message):
+    with pytest.raises(ProfileError, match=message):
+        simfs.load_system("testbed-moosefs", override)
+
+
+def test_the_profile_host_costs_are_the_fit_of_the_committed_calibration_runs():
+    fit = HostCpuFit().fit(read_records([CALIBRATION_RUNS]))
+    host = load_profile("testbed-moosefs").data["host"]
+    for name in ("write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte"):
+        assert host[name] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3), name
+    # The fit explains every run's busy time to a few percent.
+    for busy, residual in zip(fit.busy_s_, fit.residuals_):
+        assert abs(residual) < 0.05 * busy
+
+
+def test_the_fit_refuses_what_cannot_identify_it(tmp_path, capsys):
+    records = read_records([CALIBRATION_RUNS])
+    with pytest.raises(SimfsError, match="do not identify"):
+        HostCpuFit().fit(records[:3])
+    plain = dict(records[0][1])
+    plain.pop("testbed")
+    with pytest.raises(SimfsError, match="not a testbed run record"):
+        HostCpuFit().fit([("plain.json", plain)])
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    assert main([str(bad)]) == 2
+    assert capsys.readouterr().err.startswith(f"simfs: {bad}: not a readable run record")
+
+
+def test_calibration_runs_name_their_testbed():
+    for path in sorted(CALIBRATION_RUNS.glob("*.json")):
+        testbed = json.loads(path.read_text())["testbed"]
+        assert testbed["file_system"] == "moosefs" and testbed["clients"] == 1
+        assert testbed["cpu_busy_s"] > 0 and testbed["cpu_window_s"] > 0
+
+
+@pytest.mark.parametrize("block", ["64m", "128m", "256m"])
+def test_files_written_at_once_put_their_new_chunks_on_distinct_servers(block):
+    # Two writers on 4 chunkservers with goal 2: each chunk takes two servers, and the
+    # chunks the two files create at the same time take the other two (the master's
+    # turn), whatever the files' sizes: every server link carries one copy stream.
+    workload = f"ior -a POSIX -F -t 1m -b {block} -w -e"
+    overrides = {"client.count": 2, "chunkserver.count": 4, **NO_HOST}
+    result = simfs.simulate("testbed-moosefs", workload, nodes=2, overrides=overrides)
+    assert phase(result, "write")["agg_bw_Bps"] == pytest.approx(2 * LINK_Bps, rel=0.01)

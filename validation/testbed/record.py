@@ -1,0 +1,152 @@
+"""Re-record the testbed's live runs: the calibration runs and the validation series.
+
+Run as root on a machine where ``simfs testbed`` runs (``/dev/fuse``, network namespaces,
+Debian's moosefs-master, -chunkserver and -client)::
+
+    .venv/bin/python validation/testbed/record.py              # everything, about 10 minutes
+    .venv/bin/python validation/testbed/record.py clients-s4   # one series
+
+Each series brings a testbed of its shape up with ``simfs testbed up``, runs its
+workloads with ``simfs testbed run --json``, and takes it down; the commands are printed
+as they run and each record (the runner's JSON, with the testbed's description and
+counters) goes to ``runs/<series>/`` beside the cases that read it, or to
+``calibration/testbed/runs/`` for the calibration series.  An existing record is
+replaced only when its run succeeded.  Nothing else on the machine is touched: the
+testbed's network lives in its own namespaces and ends with ``simfs testbed down``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+CALIBRATION = ROOT / "calibration" / "testbed" / "runs"
+#: File per process, 1 MiB transfers, reads by another client than wrote (-C), fsync in
+#: the write phase (-e): what the link and the chunkservers sustain, not a cache.
+SCALING = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
+
+
+@dataclass(frozen=True)
+class Series:
+    """Runs on one testbed shape: ``runs`` maps a record name to (ranks, workload)."""
+
+    name: str
+    servers: int
+    clients: int
+    goal: int
+    runs: dict[str, tuple[int, str]]
+    folder: Path
+
+    def up_command(self) -> list[str]:
+        return [
+            "testbed",
+            "up",
+            "moosefs",
+            "--servers",
+            str(self.servers),
+            "--clients",
+            str(self.clients),
+            "--goal",
+            str(self.goal),
+        ]
+
+
+def _scaling(name: str, servers: int, clients: list[int], goal: int = 2) -> list[Series]:
+    """One testbed with the most clients; each point uses the first ``c`` of them."""
+    return [
+        Series(
+            name,
+            servers,
+            max(clients),
+            goal,
+            {f"c{count}": (count, SCALING) for count in clients},
+            HERE / "runs" / name,
+        )
+    ]
+
+
+SERIES: list[Series] = [
+    # Calibration: one client on one or two chunkservers, link-bound; write-only and
+    # write-read runs of two sizes so that the fit separates the CPU time per byte
+    # written, per chained copy and per byte read from a run's fixed cost.
+    Series(
+        "calibration",
+        1,
+        1,
+        2,
+        {
+            "s1-w64": (1, "ior -a POSIX -F -t 1m -b 64m -w -e"),
+            "s1-w128": (1, "ior -a POSIX -F -t 1m -b 128m -w -e"),
+            "s1-wr64": (1, SCALING),
+            "s1-wr128": (1, "ior -a POSIX -F -t 1m -b 128m -w -r -C -e"),
+        },
+        CALIBRATION,
+    ),
+    Series(
+        "calibration-s2",
+        2,
+        1,
+        2,
+        {
+            "s2-w64": (1, "ior -a POSIX -F -t 1m -b 64m -w -e"),
+            "s2-wr64": (1, SCALING),
+        },
+        CALIBRATION,
+    ),
+    *_scaling("clients-s4", 4, [1, 2, 4, 8]),
+    *_scaling("clients-s4-goal1", 4, [1, 2, 4, 8], goal=1),
+    *_scaling("servers-s1", 1, [4]),
+    *_scaling("servers-s2", 2, [4]),
+    *_scaling("servers-s8", 8, [4]),
+]
+
+
+def simfs(arguments: list[str], *, check: bool = True) -> int:
+    command = [sys.executable, "-m", "simfs.cli", *arguments]
+    print("$ simfs " + shlex.join(arguments), flush=True)
+    return subprocess.run(command, check=check).returncode
+
+
+def record(series: Series) -> None:
+    series.folder.mkdir(parents=True, exist_ok=True)
+    simfs(series.up_command())
+    try:
+        for name, (ranks, workload) in series.runs.items():
+            with tempfile.TemporaryDirectory() as scratch:
+                written = Path(scratch) / f"{name}.json"
+                code = simfs(
+                    ["testbed", "run", "--np", str(ranks), "--json", str(written), "--", *shlex.split(workload)],
+                    check=False,
+                )
+                if code == 0:
+                    written.replace(series.folder / f"{name}.json")
+                else:
+                    print(f"record: {series.name}/{name} failed (exit {code}); its old record is kept", flush=True)
+    finally:
+        simfs(["testbed", "down"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "series", nargs="*", help=f"series to record (default all: {', '.join(s.name for s in SERIES)})"
+    )
+    args = parser.parse_args()
+    known = {s.name: s for s in SERIES}
+    unknown = [name for name in args.series if name not in known]
+    if unknown:
+        parser.error(f"unknown series {unknown[0]!r} (known: {', '.join(known)})")
+    for series in [known[name] for name in args.series] or SERIES:
+        record(series)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
