@@ -8,6 +8,12 @@ iteration is often an outlier (on a VM, the first touch of guest memory: 0.4 aga
 3.8 GB/s for the later iterations of a buffered write here), and the same rule applies to
 every record.  Phases keep simfs's labels (``write``, ``file create``, ``block read``).
 A record of a failed or interrupted run gives the phases that completed.
+
+A record of a run on the simfs testbed (``simfs testbed run --json``) also says the
+testbed's shape, which becomes the measurement's profile settings, so that a prediction
+is made for the cluster the run had: ``client.count``, ``chunkserver.count`` and
+``moosefs.goal`` for MooseFS, and ``fabric.port_buffer_bytes`` (the link rate is the
+profile's own: ``testbed-moosefs`` describes 100 Mbit/s links).
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             raise fail(origin, None, f"phases[{index}] ({phase.get('phase')}): no rate (a phase of zero length)")
         rate = json_positive(value, origin, f"phases[{index}].{key}")
         values.setdefault((str(phase["phase"]), metric), []).append(rate)
+    settings = {**context.settings, **_testbed_settings(record.get("testbed"), origin)}
     measurements = []
     for (label, metric), rates in values.items():
         middle = statistics.median(rates)
@@ -75,9 +82,36 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                     nodes=record["nodes"],
                     ppn=record["ppn"],
                     uncertainty=spread,
+                    settings=settings,
                 ),
             )
         )
     if not measurements:
         raise fail(origin, None, f"simfs run record with no completed phase (status {record.get('status')!r})")
     return measurements
+
+
+def _testbed_settings(testbed: object, origin: str) -> dict[str, int]:
+    """The profile settings of the testbed a run had (none for other runs)."""
+    if testbed is None:
+        return {}
+    if not isinstance(testbed, dict):
+        raise fail(origin, None, "testbed: expected an object")
+    if testbed.get("file_system") != "moosefs":
+        return {}
+    settings = {}
+    for key, field_name in (
+        ("clients", "client.count"),
+        ("servers", "chunkserver.count"),
+        ("goal", "moosefs.goal"),
+    ):
+        value = testbed.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise fail(origin, None, f"testbed.{key}: expected a positive integer, got {value!r}")
+        settings[field_name] = value
+    buffer = testbed.get("link", {}).get("port_buffer_bytes") if isinstance(testbed.get("link"), dict) else None
+    if isinstance(buffer, int) and not isinstance(buffer, bool) and buffer > 0:
+        settings["fabric.port_buffer_bytes"] = buffer
+    return settings

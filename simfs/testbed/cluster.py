@@ -96,8 +96,11 @@ class Testbed:
             raise SimfsError(f"testbed: --state {self._state} exists; give a folder the testbed can make (and remove)")
         layout = moosefs.MooseFsLayout(spec.servers, spec.clients)
         network = TestbedNetwork(PREFIX, layout.hosts, spec.link, self._state)
-        self._state.parent.mkdir(parents=True, exist_ok=True)
-        self._state.mkdir(mode=0o700)
+        try:
+            self._state.parent.mkdir(parents=True, exist_ok=True)
+            self._state.mkdir(mode=0o700)
+        except OSError as error:
+            raise SimfsError(f"testbed: --state {self._state}: cannot make it ({error.strerror})") from None
         storage = self._storage / f"simfs-testbed-{os.getpid()}"
         record = {
             "file_system": spec.file_system,

@@ -138,3 +138,23 @@ def test_files_written_at_once_put_their_new_chunks_on_distinct_servers(block):
     overrides = {"client.count": 2, "chunkserver.count": 4, **NO_HOST}
     result = simfs.simulate("testbed-moosefs", workload, nodes=2, overrides=overrides)
     assert phase(result, "write")["agg_bw_Bps"] == pytest.approx(2 * LINK_Bps, rel=0.01)
+
+
+def test_a_testbed_record_is_predicted_for_the_cluster_it_ran_on():
+    # The record says 8 chunkservers, 4 clients, goal 2; the profile's default shape is
+    # 2 and 2: the prediction must be for the record's (CPU-bound writes, link-bound reads).
+    from simfs.ingest import read_measurements
+    from simfs.validate.live import compare_live
+
+    record = ROOT / "validation" / "testbed" / "runs" / "servers-s8" / "c4.json"
+    settings = json.loads(read_measurements(record)["settings"].iloc[0])
+    assert settings == {
+        "client.count": 4,
+        "chunkserver.count": 8,
+        "moosefs.goal": 2,
+        "fabric.port_buffer_bytes": 131072,
+    }
+    table = compare_live([record], "testbed-moosefs").set_index("phase")
+    host = simfs.load_system("testbed-moosefs").shared_host
+    assert table.loc["write", "predicted"] == pytest.approx(host.ceiling_Bps("write", copies=2), rel=0.01)
+    assert table.loc["read", "predicted"] == pytest.approx(4 * LINK_Bps, rel=0.01)

@@ -71,6 +71,16 @@ def test_a_wrong_testbed_command_is_one_line(argv, message, tmp_path, capsys, mo
     assert not (tmp_path / "state").exists()
 
 
+@needs_testbed
+def test_a_state_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["testbed", "up", "moosefs", "--state", str(blocker / "state")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == f"simfs: error: testbed: --state {blocker / 'state'}: cannot make it (File exists)"
+    assert leftover_namespaces(PREFIX) == []
+
+
 def test_status_and_down_with_nothing_up(tmp_path, capsys):
     assert main(["testbed", "status", "--state", str(tmp_path / "none")]) == 0
     assert capsys.readouterr().out.strip() == "no testbed is up"

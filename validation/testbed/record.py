@@ -5,6 +5,15 @@ Debian's moosefs-master, -chunkserver and -client)::
 
     .venv/bin/python validation/testbed/record.py              # everything, about 10 minutes
     .venv/bin/python validation/testbed/record.py clients-s4   # one series
+    .venv/bin/python validation/testbed/record.py --ci         # CI: one small run, compared
+
+``--ci`` is what ``.ci/run`` does: where the machine allows the testbed, one run on 2
+chunkservers and 2 clients (records kept in a temporary folder, nothing committed),
+compared with ``testbed-moosefs`` (``simfs validate --live``), the table printed with
+every phase beyond 10% marked; where it does not, one line saying why.  It fails when
+the testbed cannot run or leaves anything behind, not on a prediction's error: a live
+rate on a shared CI machine is a measurement to report, not a test (a busy machine
+moves it; the committed series, recorded on an idle one, are the validation).
 
 Each series brings a testbed of its shape up with ``simfs testbed up``, runs its
 workloads with ``simfs testbed run --json``, and takes it down; the commands are printed
@@ -133,12 +142,50 @@ def record(series: Series) -> None:
         simfs(["testbed", "down"])
 
 
+def ci_series() -> int:
+    """One small run compared with the model (see the module docstring)."""
+    from simfs.errors import SimfsError
+    from simfs.testbed.cluster import PREFIX, check_machine
+    from simfs.testbed.network import leftover_namespaces
+    from simfs.validate.live import compare_live
+
+    try:
+        check_machine("moosefs")
+    except SimfsError as error:
+        print(f"testbed CI series: skipped: {error}", flush=True)
+        return 0
+    if leftover_namespaces(PREFIX):
+        print("testbed CI series: skipped: a testbed is up on this machine", flush=True)
+        return 0
+    with tempfile.TemporaryDirectory() as scratch:
+        series = Series("ci", 2, 2, 2, {"c2": (2, SCALING)}, Path(scratch))
+        record(series)
+        if leftover_namespaces(PREFIX):
+            print(f"testbed CI series: namespaces left behind: {', '.join(leftover_namespaces(PREFIX))}")
+            return 1
+        runs = sorted(Path(scratch).glob("*.json"))
+        if not runs:
+            print("testbed CI series: the run failed (no record)")
+            return 1
+        table = compare_live(runs, "testbed-moosefs")
+    table["within_10pct"] = ["yes" if abs(error) <= 10 else "MISS" for error in table["error_pct"]]
+    columns = ["nodes", "phase", "unit", "measured", "predicted", "error_pct", "within_10pct"]
+    print("testbed CI series: 2 chunkservers, 2 clients, goal 2, against testbed-moosefs")
+    print(table[columns].to_string(index=False, float_format=lambda value: f"{value:.4g}"))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
         "series", nargs="*", help=f"series to record (default all: {', '.join(s.name for s in SERIES)})"
     )
+    parser.add_argument("--ci", action="store_true", help="one small run compared with the model (CI)")
     args = parser.parse_args()
+    if args.ci:
+        if args.series:
+            parser.error("--ci records no series; give one or the other")
+        return ci_series()
     known = {s.name: s for s in SERIES}
     unknown = [name for name in args.series if name not in known]
     if unknown:
