@@ -33,7 +33,8 @@ What differs from an object store such as Lustre, and why:
 * **Chained writes.**  With goal ``g`` a chunk has ``g`` copies on distinct
   chunkservers; the client sends each block to the first, which forwards it to the next
   (the chain of ``CSTOCS`` write connections).  The client's link carries one copy,
-  the chunkservers' links ``g`` (``chain_copies``).  Reads come from one copy.
+  the chunkservers' links ``g`` (``chain_copies``).  Reads are spread over the copies,
+  as clients choose among them.
 * **No locks between writers.**  MooseFS has no byte-range locking of data: concurrent
   writers of one chunk are ordered by the chunkserver (``chunk`` version bumps on the
   master).  The model has no lock policy: a shared file's writers share bandwidth only.
@@ -83,23 +84,18 @@ class MooseFsSystem(FileSystem):
     store_kind: str = "tmpfs"
     version: str = ""
 
-    @property
-    def copies(self) -> int:
-        """Copies each chunk gets: the goal, at most one per chunkserver."""
-        return min(self.chain_copies, self.server_count)
-
     def shape_layout(self, layout: Layout) -> Layout:
         """Chunk ``k`` of a file on the ``k``-th server after the file's first, counting
         ``copies`` servers per chunk (its chained copies take the ones in between)."""
         first = layout.targets[0]
         count = self.target_count
-        return Layout(tuple((first + k * self.copies) % count for k in range(count)), layout.stripe_size_bytes)
+        return Layout(tuple((first + k * self.stored_copies) % count for k in range(count)), layout.stripe_size_bytes)
 
     def allocation_advance(self) -> int:
         """The next file starts one chunk's copies on: files written at once then have
         their ``k``-th chunks, created at about the same time, on distinct servers, as
         the master gives each new chunk the next servers in turn."""
-        return self.copies % self.target_count
+        return self.stored_copies % self.target_count
 
     @classmethod
     def from_profile(cls, profile: Profile) -> MooseFsSystem:
@@ -197,7 +193,7 @@ class MooseFsSystem(FileSystem):
             f"{format_bytes(t.max_dirty_bytes_per_osc)} per chunkserver, readahead {format_bytes(t.max_read_ahead_bytes)}",
         ]
         if self.shared_host is not None:
-            host, copies = self.shared_host, min(self.chain_copies, self.server_count)
+            host, copies = self.shared_host, self.stored_copies
             lines.append(
                 f"  shared host: {host.cores} cores for every daemon and client; CPU per byte "
                 f"{host.write_cpu_s_per_byte * 1e9:.3g} ns written, {host.copy_cpu_s_per_byte * 1e9:.3g} ns per "
@@ -205,8 +201,10 @@ class MooseFsSystem(FileSystem):
                 f"{host.ceiling_Bps('write', copies) / 1e6:.4g} MB/s written, {host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
             )
         lines.append(self.mechanisms_line())
-        links = min(self.client_count * c.network.bandwidth_Bps, self.server_count * self.server.network.bandwidth_Bps)
+        clients = self.client_count * c.network.bandwidth_Bps
+        servers = self.server_count * self.server.network.bandwidth_Bps
         lines.append(
-            f"  link ceiling with every client: {links / 1e6:.4g} MB/s read, {links / self.chain_copies / 1e6:.4g} MB/s written"
+            f"  link ceiling with every client: {min(clients, servers) / 1e6:.4g} MB/s read, "
+            f"{min(clients, servers / self.stored_copies) / 1e6:.4g} MB/s written"
         )
         return "\n".join(lines)

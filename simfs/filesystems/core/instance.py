@@ -262,11 +262,11 @@ class FileSystemInstance:
                 path.append((server.cpu, share))
                 if threads > 0:
                     path.append((server.threads, share * threads))
-            if op == "write" and self.system.chain_copies > 1:
+            if op == "write" and self.system.stored_copies > 1:
                 path += self._chain_path(layout, stripe_share, target_weight, target_mechanism, disk)
             if self.host_cpu is not None:
-                copies = min(self.system.chain_copies, self.system.server_count)
-                path.append((self.host_cpu, sent * self.system.shared_host.cpu_s_per_byte(op, copies)))
+                cost = self.system.shared_host.cpu_s_per_byte(op, self.system.stored_copies)
+                path.append((self.host_cpu, sent * cost))
         # Bytes served from the page cache (fetch_fraction 0) load nothing beyond the core.
         return [entry for entry in path if entry[1] > 0]
 
@@ -275,7 +275,7 @@ class FileSystemInstance:
         chunks (chained copies) is spread evenly over the copies, as clients choose among
         them; otherwise each object is read or written where the layout puts it."""
         system = self.system
-        copies = min(system.chain_copies, system.server_count)
+        copies = system.stored_copies
         placements = []
         for k, share in enumerate(stripe_share.tolist()):
             if share <= 0:
@@ -297,7 +297,7 @@ class FileSystemInstance:
         ``s`` stores is forwarded to the servers after it (``s + 1``, ... in server order,
         distinct from ``s``), each receiving, processing and storing it."""
         system = self.system
-        copies = min(system.chain_copies, system.server_count)
+        copies = system.stored_copies
         path: list[tuple[Resource, float] | tuple[Resource, float, str]] = []
         for k, share in enumerate(stripe_share):
             if share <= 0:

@@ -298,6 +298,12 @@ class FileSystem:
         unless the file system groups them: PanFS)."""
         return layout
 
+    @property
+    def stored_copies(self) -> int:
+        """Copies of each written byte the servers store: ``chain_copies``, at most one
+        per server."""
+        return min(self.chain_copies, self.server_count)
+
     def allocation_advance(self) -> int | None:
         """How many targets the allocator moves on after a new file (None: past the
         file's targets, Lustre's round robin); MooseFS moves on by one chunk's copies."""
