@@ -3,24 +3,44 @@ PanFS, CXFS, IBM Spectrum Scale (GPFS), MooseFS and a local file system."""
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
 from simfs.errors import ProfileError
 from simfs.filesystems.core import FileSystem
-from simfs.filesystems.cxfs import CxfsSystem
-from simfs.filesystems.gpfs import GpfsSystem
-from simfs.filesystems.localfs import LocalSystem
-from simfs.filesystems.lustre import LustreSystem
-from simfs.filesystems.moosefs import MooseFsSystem
-from simfs.filesystems.panfs import PanfsSystem
 from simfs.systems.profile import Profile
 
-_MODELS: dict[str, type[FileSystem]] = {
-    "lustre": LustreSystem,
-    "panfs": PanfsSystem,
-    "cxfs": CxfsSystem,
-    "gpfs": GpfsSystem,
-    "local": LocalSystem,
-    "moosefs": MooseFsSystem,
+if TYPE_CHECKING:
+    from simfs.filesystems.cxfs import CxfsSystem
+    from simfs.filesystems.gpfs import GpfsSystem
+    from simfs.filesystems.localfs import LocalSystem
+    from simfs.filesystems.lustre import LustreSystem
+    from simfs.filesystems.moosefs import MooseFsSystem
+    from simfs.filesystems.panfs import PanfsSystem
+
+#: ``system.filesystem`` -> (module, class).  A model is imported when a profile names it
+#: (PEP 562 for the class names): ``simfs show`` loads one model, not six.
+_MODELS: dict[str, tuple[str, str]] = {
+    "lustre": ("simfs.filesystems.lustre", "LustreSystem"),
+    "panfs": ("simfs.filesystems.panfs", "PanfsSystem"),
+    "cxfs": ("simfs.filesystems.cxfs", "CxfsSystem"),
+    "gpfs": ("simfs.filesystems.gpfs", "GpfsSystem"),
+    "local": ("simfs.filesystems.localfs", "LocalSystem"),
+    "moosefs": ("simfs.filesystems.moosefs", "MooseFsSystem"),
 }
+
+
+def model_class(kind: str) -> type[FileSystem]:
+    """The model class of ``system.filesystem = kind``."""
+    module, name = _MODELS[kind]
+    return getattr(importlib.import_module(module), name)
+
+
+def __getattr__(name: str) -> object:
+    for module, class_name in _MODELS.values():
+        if class_name == name:
+            return getattr(importlib.import_module(module), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def system_from_profile(profile: Profile) -> FileSystem:
@@ -29,7 +49,7 @@ def system_from_profile(profile: Profile) -> FileSystem:
     if kind not in _MODELS:
         raise ProfileError(f"{profile.origin}: system.filesystem: expected one of {', '.join(_MODELS)}, got {kind!r}")
     _check_calibration(profile)
-    return _MODELS[kind].from_profile(profile)
+    return model_class(kind).from_profile(profile)
 
 
 def _check_calibration(profile: Profile) -> None:
