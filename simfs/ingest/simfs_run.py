@@ -44,9 +44,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         if key not in record:
             raise fail(origin, None, f"simfs run record without {key!r}")
     for key in ("nodes", "ppn"):
-        count = record[key]
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise fail(origin, None, f"{key}: expected a positive integer, got {count!r}")
+        _positive_int(record[key], origin, key)
     if not isinstance(record["phases"], list):
         raise fail(origin, None, "phases: expected a list")
     tool = record["tool"]
@@ -105,13 +103,15 @@ def _testbed_settings(testbed: object, origin: str) -> dict[str, int]:
         ("servers", "chunkserver.count"),
         ("goal", "moosefs.goal"),
     ):
-        value = testbed.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise fail(origin, None, f"testbed.{key}: expected a positive integer, got {value!r}")
-        settings[field_name] = value
+        if testbed.get(key) is not None:
+            settings[field_name] = _positive_int(testbed[key], origin, f"testbed.{key}")
     buffer = testbed.get("link", {}).get("port_buffer_bytes") if isinstance(testbed.get("link"), dict) else None
     if isinstance(buffer, int) and not isinstance(buffer, bool) and buffer > 0:
         settings["fabric.port_buffer_bytes"] = buffer
     return settings
+
+
+def _positive_int(value: object, origin: str, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise fail(origin, None, f"{path}: expected a positive integer, got {value!r}")
+    return value

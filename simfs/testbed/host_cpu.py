@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from simfs.errors import SimfsError
+from simfs.textinput import read_text_file
 
 UNKNOWNS = ("fixed_cpu_s", "write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte")
 
@@ -93,10 +94,11 @@ def read_records(paths: Iterable[str | Path]) -> list[tuple[str, dict]]:
         if not files:
             raise SimfsError(f"{path}: no run records (*.json)")
         for file in files:
+            text = read_text_file(file, what="a run record (JSON)", kind="a run record")
             try:
-                records.append((str(file), json.loads(file.read_text())))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-                raise SimfsError(f"{file}: not a readable run record: {error}") from None
+                records.append((str(file), json.loads(text)))
+            except json.JSONDecodeError as error:
+                raise SimfsError(f"{file}:{error.lineno}: not a run record: {error.msg}") from None
     return records
 
 

@@ -119,7 +119,7 @@ def test_the_fit_refuses_what_cannot_identify_it(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     assert main([str(bad)]) == 2
-    assert capsys.readouterr().err.startswith(f"simfs: {bad}: not a readable run record")
+    assert capsys.readouterr().err.startswith(f"simfs: {bad}:1: not a run record")
 
 
 def test_calibration_runs_name_their_testbed():

@@ -299,7 +299,7 @@ class FileSystemInstance:
         system = self.system
         copies = system.stored_copies
         path: list[tuple[Resource, float] | tuple[Resource, float, str]] = []
-        for k, share in enumerate(stripe_share):
+        for k, share in enumerate(stripe_share.tolist()):
             if share <= 0:
                 continue
             first = system.server_of_target(layout.targets[k])
