@@ -269,9 +269,17 @@ class SharedStation(_Servers):
     rate: a request of ``demand_s`` arriving at ``V_a`` leaves when ``V = V_a + demand_s``
     (Kleinrock, *Queueing Systems* vol. 2, section 4.4); one wake-up event is kept for
     the next departure.  M/M/1-PS has the M/M/1 mean sojourn, ``1 / (mu - lambda)``.
+
+    ``per_request`` (default 1) is how many servers one request's work can use at once:
+    more than 1 where a request is handled by several threads or processes that run
+    side by side (a FUSE file system's request on a shared machine: the kernel, the
+    client daemon and the server each take part, partly in parallel), so that a lone
+    request takes ``demand_s / per_request`` and the station still carries at most
+    ``servers`` server-seconds per second.
     """
 
     __slots__ = (
+        "_per_request",
         "_virtual",
         "_updated",
         "_jobs",
@@ -283,8 +291,15 @@ class SharedStation(_Servers):
         "sojourn_s",
     )
 
-    def __init__(self, env: simpy.Environment, name: str, servers: int = 1, *, kind: str = "") -> None:
+    def __init__(
+        self, env: simpy.Environment, name: str, servers: int = 1, *, kind: str = "", per_request: float = 1.0
+    ) -> None:
         super().__init__(env, name, servers, kind)
+        if not (isinstance(per_request, (int, float)) and 1 <= per_request <= servers):
+            raise ValueError(
+                f"per_request: station {name!r} needs servers per request between 1 and {servers}, got {per_request!r}"
+            )
+        self._per_request = float(per_request)
         self._virtual = 0.0
         self._updated = env.now
         # (finish V, sequence, arrival, event, delay after the finish, callback at it)
@@ -298,14 +313,14 @@ class SharedStation(_Servers):
 
     def _rate(self) -> float:
         present = len(self._jobs)
-        return min(1.0, self._servers / present) if present else 1.0
+        return min(self._per_request, self._servers / present) if present else self._per_request
 
     def _advance(self) -> None:
         now = self._env.now
         elapsed = now - self._updated
         if elapsed > 0 and self._jobs:
             self._virtual += elapsed * self._rate()
-            self.busy_s += elapsed * min(len(self._jobs), self._servers)
+            self.busy_s += elapsed * min(len(self._jobs) * self._per_request, self._servers)
         self._updated = now
 
     def serve(self, demand_s: float, then_s: float = 0.0, on_finish=None) -> simpy.Event:
@@ -361,6 +376,11 @@ class SharedStation(_Servers):
                 on_finish(now)
             _trigger_after(self._env, event, then_s, now)
         self._schedule()
+
+    @property
+    def per_request(self) -> float:
+        """Servers one request's work can use at once."""
+        return self._per_request
 
     def mean_in_station(self, horizon_s: float) -> float:
         """Time-average number of requests present (Little's law)."""

@@ -83,6 +83,10 @@ class LocalSystem(FileSystem):
 
     @classmethod
     def from_profile(cls, profile: Profile) -> LocalSystem:
+        if profile.has("fabric"):
+            # shared_fields reads [fabric] with defaults; a value given here would be read
+            # and silently do nothing.
+            raise ProfileError(f"{profile.origin}: fabric: a local file system has no network fabric; remove [fabric]")
         kind = profile.string("device.kind", choices={"tmpfs", "ssd"})
         try:
             machine = ClientSpec(

@@ -150,10 +150,17 @@ class MooseFsSystem(FileSystem):
             metadata_latency_s=metadata_latency,
             max_read_ahead_bytes=profile.number("moosefs.read_ahead_bytes", integer=True, positive=True),
         )
+        metadata = metadata_spec(profile, "master")
+        if host is not None and metadata.cores != host.cores:
+            # The master's requests run on the machine every daemon shares.
+            raise ProfileError(
+                f"{profile.origin}: master.cores: {metadata.cores} on a shared host of {host.cores} cores "
+                "([host]): the master's cores are the host's"
+            )
         system = cls(
             **shared_fields(profile),
             client=client,
-            metadata=metadata_spec(profile, "master"),
+            metadata=metadata,
             server=server,
             server_count=servers,
             targets_per_server=1,
@@ -184,8 +191,9 @@ class MooseFsSystem(FileSystem):
             f"{c.network.name} {c.network.bandwidth_Bps / 1e6:.4g} MB/s); FUSE copy per core "
             f"{c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s write/read, "
             f"{c.call_overhead_s * 1e6:.3g} us per call",
-            f"  master: create {md.create_per_s:g}/s, open {md.open_per_s:g}/s, stat {md.stat_per_s:g}/s, "
-            f"remove {md.remove_per_s:g}/s; {t.metadata_latency_s * 1e3:.3g} ms round trip",
+            f"  master: create {md.create_per_s:g}/s, open {md.open_per_s:g}/s, close {md.close_per_s:g}/s, "
+            f"stat {md.stat_per_s:g}/s, remove {md.remove_per_s:g}/s on {md.cores} core(s), a request using up to "
+            f"{md.request_parallelism:.3g} at once; {t.metadata_latency_s * 1e3:.3g} ms round trip",
             f"  chunkservers: {self.server_count} x ({self.server.network.name} "
             f"{self.server.network.bandwidth_Bps / 1e6:.4g} MB/s, store on {self.store_kind})",
             f"  client I/O: {t.max_rpcs_in_flight} blocks in flight per chunkserver, "

@@ -29,13 +29,20 @@ from simfs.textinput import read_text_file
 UNKNOWNS = ("fixed_cpu_s", "write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte")
 
 
-def run_terms(record: dict, origin: str = "record") -> tuple[list[float], float]:
-    """One run's row of the least-squares system: (coefficients of the unknowns, busy s)."""
+def measured_testbed(record: dict, origin: str = "record") -> dict:
+    """The ``testbed`` part of a run record that succeeded and carries the machine's CPU
+    time; anything else is refused in one line naming ``origin``."""
     testbed = record.get("testbed")
     if not isinstance(testbed, dict) or "cpu_busy_s" not in testbed:
         raise SimfsError(f"{origin}: not a testbed run record with CPU time (testbed.cpu_busy_s)")
     if record.get("status") != "ok":
         raise SimfsError(f"{origin}: status {record.get('status')!r}: only runs that succeeded are fitted")
+    return testbed
+
+
+def run_terms(record: dict, origin: str = "record") -> tuple[list[float], float]:
+    """One run's row of the least-squares system: (coefficients of the unknowns, busy s)."""
+    testbed = measured_testbed(record, origin)
     written = sum(phase["bytes"] for phase in record["phases"] if phase["op"] == "write")
     read = sum(phase["bytes"] for phase in record["phases"] if phase["op"] == "read")
     copies = min(int(testbed.get("goal", 1)), int(testbed["servers"]))

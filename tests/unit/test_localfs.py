@@ -63,6 +63,11 @@ def test_tmpfs_refuses_o_direct_and_a_local_profile_refuses_rpc_mechanisms(tmp_p
         simfs.load_system(str(bad))
 
 
+def test_a_local_profile_refuses_a_fabric_it_would_ignore():
+    with pytest.raises(ProfileError, match="fabric: a local file system has no network fabric"):
+        simfs.load_system(DISK, {"fabric.blocking_factor": 2})
+
+
 @pytest.mark.parametrize(("command", "message"), [("ior -F -t 1m -b 4m -w -z", "-z: random offsets")])
 def test_the_simulator_refuses_runner_only_options(command, message):
     with pytest.raises(WorkloadError, match=message):

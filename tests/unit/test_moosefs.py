@@ -13,10 +13,16 @@ from simfs.filesystems import MooseFsSystem
 from simfs.hardware import SharedHost
 from simfs.systems.profile import load_profile
 from simfs.testbed.host_cpu import HostCpuFit, main, read_records
+from simfs.testbed.metadata_cpu import MetadataCpuFit
+from simfs.testbed.metadata_cpu import main as metadata_main
 from tests.unit.phases import phase
 
 ROOT = Path(__file__).resolve().parents[2]
 CALIBRATION_RUNS = ROOT / "calibration" / "testbed" / "runs"
+METADATA_RUNS = ROOT / "calibration" / "testbed" / "metadata-runs"
+#: The smallest TCP round trip of a client's connection to the master (``ss -tin``).
+ROUND_TRIP_S = 1.2e-5
+MDTEST = "mdtest -n 200 -F -C -T -r"
 IOR = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
 #: 100 Mbit/s of 1514-byte frames carrying 1448 B of TCP payload each.
 LINK_Bps = 12.5e6 * 1448 / 1514
@@ -91,6 +97,9 @@ def test_shared_host_costs_per_copy_and_checks_its_fields():
         ({"host.cores": 0}, "host.cores"),
         ({"chunkserver.store.kind": "tape"}, "chunkserver.store.kind"),
         ({"moosefs.metadata_latency_s": 1e-6}, "moosefs.metadata_latency_s"),
+        ({"master.cores": 3}, "master.cores: 3 on a shared host of 2 cores"),
+        ({"master.request_parallelism": 3}, r"master.request_parallelism: expected between 1 and cores \(2\)"),
+        ({"master.request_parallelism": 0.5}, "master.request_parallelism"),
     ],
 )
 def test_bad_profile_fields_are_named(override, message):
@@ -158,3 +167,91 @@ def test_a_testbed_record_is_predicted_for_the_cluster_it_ran_on():
     host = simfs.load_system("testbed-moosefs").shared_host
     assert table.loc["write", "predicted"] == pytest.approx(host.ceiling_Bps("write", copies=2), rel=0.01)
     assert table.loc["read", "predicted"] == pytest.approx(4 * LINK_Bps, rel=0.01)
+
+
+def mdtest_record(items: int, walls_s: dict[str, float], busy_s: float, *, ranks: int = 1) -> dict:
+    """A one-process testbed mdtest record with the given wall time per item of each phase."""
+    phases = [{"op": op, "ops": items, "makespan_s": items * wall} for op, wall in walls_s.items()]
+    return {
+        "status": "ok",
+        "tool": "mdtest",
+        "ranks": ranks,
+        "phases": phases,
+        "testbed": {"cpu_busy_s": busy_s, "cpus": 2},
+    }
+
+
+def test_the_metadata_fit_recovers_known_costs():
+    # Requests of a known CPU time, worked by 1.25 cores at once, after a 20 us round
+    # trip; a create item is a create (0.25 ms) and a close (0.15 ms).
+    parallelism, round_trip, fixed = 1.25, 2e-5, 0.2
+    cpu = {"create": 0.25e-3 + 0.15e-3, "stat": 0.15e-3, "remove": 0.3e-3}
+    walls = {op: {"create": 2, "stat": 1, "remove": 1}[op] * round_trip + cpu[op] / parallelism for op in cpu}
+    records = [
+        (f"n{items}.json", mdtest_record(items, walls, fixed + items * sum(cpu.values()))) for items in (500, 2000)
+    ]
+    fit = MetadataCpuFit(round_trip).fit(records)
+    assert fit.request_parallelism_ == pytest.approx(parallelism)
+    assert fit.fixed_cpu_s_ == pytest.approx(fixed)
+    assert fit.cpu_s_per_request_ == pytest.approx(
+        {"create": 0.25e-3, "close": 0.15e-3, "stat": 0.15e-3, "remove": 0.3e-3}
+    )
+    assert fit.rate_per_s("remove") == pytest.approx(2 / 0.3e-3)
+    assert "request_parallelism = 1.250" in fit.table()
+
+
+def test_the_metadata_fit_refuses_what_it_cannot_read(tmp_path, capsys):
+    walls = {"create": 4e-4, "stat": 2e-4, "remove": 3e-4}
+    one = mdtest_record(1000, walls, 1.2)
+    with pytest.raises(SimfsError, match="do not identify"):
+        MetadataCpuFit(ROUND_TRIP_S).fit([("a.json", one), ("b.json", one)])
+    with pytest.raises(SimfsError, match="2 ranks: the metadata fit reads runs of one process"):
+        MetadataCpuFit(ROUND_TRIP_S).fit([("a.json", mdtest_record(1000, walls, 1.2, ranks=2))])
+    ior = read_records([CALIBRATION_RUNS])[0]
+    with pytest.raises(SimfsError, match="tool 'ior'"):
+        MetadataCpuFit(ROUND_TRIP_S).fit([ior])
+    no_stat = mdtest_record(1000, {"create": 4e-4, "remove": 3e-4}, 1.2)
+    with pytest.raises(SimfsError, match="no stat phase"):
+        MetadataCpuFit(ROUND_TRIP_S).fit([("c.json", no_stat)])
+    # Busy time that grows by more than two cores' worth per wall second: no parallelism
+    # within 1..2 cores explains it.
+    records = [(f"n{n}.json", mdtest_record(n, walls, n * 3 * sum(walls.values()))) for n in (500, 1000)]
+    with pytest.raises(SimfsError, match="outside 1 to 2"):
+        MetadataCpuFit(ROUND_TRIP_S).fit(records)
+    sized = [(f"n{n}.json", mdtest_record(n, walls, n * 1.2 * sum(walls.values()))) for n in (500, 1000)]
+    with pytest.raises(SimfsError, match="leaves no time"):
+        MetadataCpuFit(1e-3).fit(sized)
+    bad = tmp_path / "bad.json"
+    bad.write_text("[")
+    assert metadata_main([str(bad), "--round-trip-s", "1e-5"]) == 2
+    assert capsys.readouterr().err.startswith(f"simfs: {bad}:1: not a run record")
+
+
+def test_the_profile_master_is_the_metadata_fit_of_the_committed_runs():
+    fit = MetadataCpuFit(ROUND_TRIP_S).fit(read_records([METADATA_RUNS]))
+    profile = load_profile("testbed-moosefs").data
+    master = profile["master"]
+    assert master["cores"] == fit.cores_ == 2
+    assert master["request_parallelism"] == pytest.approx(fit.request_parallelism_, rel=1e-3)
+    for op in ("create", "close", "stat", "remove"):
+        assert master[f"{op}_per_s"] == pytest.approx(fit.rate_per_s(op), rel=1e-4), op
+    assert profile["moosefs"]["metadata_latency_s"] == ROUND_TRIP_S
+    # The fit explains every run's busy time to a few percent.
+    for busy, residual in zip(fit.busy_s_, fit.residuals_):
+        assert abs(residual) < 0.05 * busy
+
+
+def test_metadata_rates_follow_the_shared_cores():
+    system = simfs.load_system("testbed-moosefs")
+    md, round_trip = system.metadata, system.io.metadata_latency_s
+    create_cpu = md.demand_s("create") + md.demand_s("close")
+    # One process: two round trips and a created file's CPU time at request_parallelism
+    # cores; the bottleneck is that CPU work.
+    lone = phase(simfs.simulate("testbed-moosefs", MDTEST, nodes=1), "file create")
+    assert lone["ops_per_s"] == pytest.approx(1 / (2 * round_trip + create_cpu / md.request_parallelism), rel=1e-6)
+    assert lone["bottleneck"] == "host-cpu"
+    # Eight processes: the two cores are the limit, cores / CPU time per created file.
+    many = phase(simfs.simulate("testbed-moosefs", MDTEST, nodes=8, overrides={"client.count": 8}), "file create")
+    bound = md.cores / create_cpu
+    assert 0.97 * bound < many["ops_per_s"] <= bound * (1 + 1e-9)
+    assert many["bottleneck"] == "host-cpu"

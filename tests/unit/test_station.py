@@ -114,6 +114,34 @@ def test_shared_station_finishes_simultaneous_arrivals_together():
     assert station.busy_s == pytest.approx(4.0)
 
 
+def test_shared_station_lets_a_request_use_several_servers():
+    env = simpy.Environment()
+    station = SharedStation(env, "host", servers=2, per_request=1.5)
+    done = {}
+
+    def request(name, at, demand):
+        yield env.timeout(at)
+        done[name] = yield station.serve(demand)
+
+    env.process(request("a", 0.0, 3.0))
+    env.process(request("b", 1.0, 1.0))
+    env.process(request("c", 1.0, 1.0))
+    env.run()
+    # a alone at 1.5 servers for 1 s (1.5 s of work left); then three share 2 servers,
+    # 2/3 each: b and c finish their 1 s at 1 + 1.5 = 2.5 s, when a has 0.5 s left,
+    # which it does alone at 1.5 servers: 2.5 + 1/3 s.
+    assert done == {"a": pytest.approx(2.5 + 1 / 3), "b": pytest.approx(2.5), "c": pytest.approx(2.5)}
+    # Every second of work was done, never more than two servers' worth at once.
+    assert station.busy_s == pytest.approx(5.0)
+    assert station.per_request == 1.5
+
+
+@pytest.mark.parametrize("per_request", [0.5, 3.0, "2"])
+def test_shared_station_refuses_servers_per_request_it_cannot_give(per_request):
+    with pytest.raises(ValueError, match="per_request: station 'host' needs servers per request between 1 and 2"):
+        SharedStation(simpy.Environment(), "host", servers=2, per_request=per_request)
+
+
 def test_shared_station_hand_timeline_with_a_late_arrival():
     env = simpy.Environment()
     station = SharedStation(env, "cpu")

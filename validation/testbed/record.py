@@ -3,7 +3,7 @@
 Run as root on a machine where ``simfs testbed`` runs (``/dev/fuse``, network namespaces,
 Debian's moosefs-master, -chunkserver and -client)::
 
-    .venv/bin/python validation/testbed/record.py              # everything, about 10 minutes
+    .venv/bin/python validation/testbed/record.py              # everything, about 15 minutes
     .venv/bin/python validation/testbed/record.py clients-s4   # one series
     .venv/bin/python validation/testbed/record.py --ci         # CI: one small run, compared
 
@@ -37,9 +37,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CALIBRATION = ROOT / "calibration" / "testbed" / "runs"
+METADATA_CALIBRATION = ROOT / "calibration" / "testbed" / "metadata-runs"
 #: File per process, 1 MiB transfers, reads by another client than wrote (-C), fsync in
 #: the write phase (-e): what the link and the chunkservers sustain, not a cache.
 SCALING = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
+#: Creates, stats and removes of empty files in one shared directory, per process.
+METADATA = "mdtest -n {items} -F -C -T -r"
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,9 @@ class Series:
     goal: int
     runs: dict[str, tuple[int, str]]
     folder: Path
+    #: A run made once before the recorded ones, its record dropped: the first metadata
+    #: run after ``up`` is up to 40% slower (the master's and the mounts' first requests).
+    warm_up: tuple[int, str] | None = None
 
     def up_command(self) -> list[str]:
         return [
@@ -114,6 +120,27 @@ SERIES: list[Series] = [
     *_scaling("servers-s1", 1, [4]),
     *_scaling("servers-s2", 2, [4]),
     *_scaling("servers-s8", 8, [4]),
+    # Metadata, on one testbed shape (2 chunkservers, 8 clients: idle mounts cost the
+    # machine CPU too): one process, four sizes, for the fit of the CPU time per request
+    # (simfs/testbed/metadata_cpu.py); then 2-8 processes, one per client.
+    Series(
+        "metadata-calibration",
+        2,
+        8,
+        2,
+        {f"m1-n{items}": (1, METADATA.format(items=items)) for items in (1000, 2000, 4000, 8000)},
+        METADATA_CALIBRATION,
+        warm_up=(1, METADATA.format(items=1000)),
+    ),
+    Series(
+        "metadata-s2",
+        2,
+        8,
+        2,
+        {f"p{count}": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
+        HERE / "runs" / "metadata-s2",
+        warm_up=(1, METADATA.format(items=1000)),
+    ),
 ]
 
 
@@ -127,6 +154,9 @@ def record(series: Series) -> None:
     series.folder.mkdir(parents=True, exist_ok=True)
     simfs(series.up_command())
     try:
+        if series.warm_up is not None:
+            ranks, workload = series.warm_up
+            simfs(["testbed", "run", "--np", str(ranks), "--", *shlex.split(workload)], check=False)
         for name, (ranks, workload) in series.runs.items():
             with tempfile.TemporaryDirectory() as scratch:
                 written = Path(scratch) / f"{name}.json"

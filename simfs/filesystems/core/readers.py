@@ -88,6 +88,7 @@ def metadata_spec(profile: Profile, table: str, *, lookup_callbacks: bool = Fals
             remove_per_s=profile.number(f"{table}.remove_per_s", create, positive=True),
             dir_update_per_s=profile.number(f"{table}.dir_update_per_s", create, positive=True),
             cores=profile.number(f"{table}.cores", 1, integer=True, positive=True),
+            request_parallelism=profile.number(f"{table}.request_parallelism", 1.0, minimum=1),
             threads=profile.number(f"{table}.threads", 512, integer=True, positive=True),
             directory_lock=profile.string(f"{table}.directory_lock", "exclusive", choices=set(DIRECTORY_LOCKS)),
             callback_s=profile.number(f"{table}.callback_s", 0.0, minimum=0),

@@ -104,6 +104,11 @@ class MetadataSpec:
         directory lock: each holds the lock ``1 / dir_update_per_s`` seconds.
     cores:
         CPU cores that serve metadata requests.
+    request_parallelism:
+        cores one request's work can use at once (1: one handler thread does it; more
+        where several processes handle a request side by side, as a FUSE client, its
+        daemon and the server on one machine): a lone request takes
+        ``cores / rate / request_parallelism`` of the service's time.
     threads:
         service threads; a request holds one from arrival to reply, lock waits included.
     directory_lock:
@@ -130,6 +135,7 @@ class MetadataSpec:
     cores: int = 1
     threads: int = 512
     directory_lock: str = "exclusive"
+    request_parallelism: float = 1.0
     callback_s: float = 0.0
     lookup_callbacks: bool = False
 
@@ -141,6 +147,10 @@ class MetadataSpec:
             raise ValueError(f"cores: a metadata service needs at least one core, got {self.cores!r}")
         if self.threads < 1:
             raise ValueError(f"threads: a metadata service needs at least one thread, got {self.threads!r}")
+        if not 1 <= self.request_parallelism <= self.cores:
+            raise ValueError(
+                f"request_parallelism: expected between 1 and cores ({self.cores}), got {self.request_parallelism!r}"
+            )
         if self.directory_lock not in DIRECTORY_LOCKS:
             raise ValueError(
                 f"directory_lock: expected one of {', '.join(DIRECTORY_LOCKS)}, got {self.directory_lock!r}"

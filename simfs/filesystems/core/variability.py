@@ -12,9 +12,9 @@ Profile table ``[variability]`` (all default to 0: the symmetric, deterministic 
 ======================  ========================================================  =========
 field                   meaning                                                   unit
 ======================  ========================================================  =========
-``node_cv``             spread of client nodes' speed (cores, NIC): each node's   ratio
-                        factor is lognormal with mean 1 and this coefficient of
-                        variation
+``node_cv``             spread of client nodes' speed (their cores: copy rates    ratio
+                        and per-call time; not the NIC): each node's factor is
+                        lognormal with mean 1 and this coefficient of variation
 ``target_cv``           spread of targets' rate, the same way                     ratio
 ``service_cv``          spread of request service times (metadata, targets,       ratio
                         request level): each request's demand times a lognormal

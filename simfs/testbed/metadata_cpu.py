@@ -1,0 +1,181 @@
+"""The CPU time a metadata request costs on the testbed's machine, fitted from mdtest runs
+of one process.
+
+On the testbed every metadata request (mdtest's create, stat, remove through the FUSE
+mount) is work for several processes of one machine: the kernel's FUSE and network
+code, the client daemon (``mfsmount``) and the master (``mfsmaster``), partly one after
+the other and partly side by side.  Two things are measured per run of one process:
+
+* the wall time per mdtest item of each phase, ``w = makespan / items``;
+* the machine's busy core-seconds over the run (``testbed.cpu_busy_s``).
+
+The model (``core/metadata.py``) gives a lone request ``round_trip + cpu / p``: the
+network round trip, then its CPU work ``cpu`` done by up to ``p`` cores at once (the
+master's ``request_parallelism``), and lets all requests together use at most the
+machine's cores (processor sharing): the rate is ``1 / w`` for one process and ``cores /
+cpu`` when the cores are saturated.  With ``k`` requests per item (simfs issues a create
+and a close per created file, one request per stat or remove) and one ``p`` for every
+request::
+
+    w_phase = k_phase x round_trip + cpu_phase / p
+    busy    = fixed + sum over phases of items_phase x cpu_phase
+            = fixed + p x sum over phases of items_phase x (w_phase - k_phase x round_trip)
+
+so runs of different sizes give ``fixed`` and ``p`` by least squares, and then each
+phase's ``cpu_phase = p x (w_phase - k_phase x round_trip)``.  A create item's cost is
+split between its create and its close by taking a close to cost what a stat costs (both
+are one light request to the master; nothing measured here separates them, and only
+their sum matters to a created file's rate).  The round trip is measured, not fitted:
+the kernel's smallest TCP round trip on the client's connection to the master (``ss
+-tin`` in a client's namespace, ``minrtt``).
+
+Output: the profile's ``[master]`` lines (``cores``, ``request_parallelism`` and each
+operation's rate ``cores / cpu``: what the machine sustains of it when nothing else
+runs) and ``moosefs.metadata_latency_s``
+(``python -m simfs.testbed.metadata_cpu calibration/testbed/metadata-runs/
+--round-trip-s 1.2e-5``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from simfs.errors import SimfsError
+from simfs.testbed.host_cpu import measured_testbed, read_records
+
+#: mdtest phases fitted and the requests simfs issues per item of each.
+REQUESTS_PER_ITEM = {"create": 2, "stat": 1, "remove": 1}
+
+
+def _phase_rows(record: dict, origin: str) -> tuple[dict[str, tuple[int, float]], float, int]:
+    """``({phase: (items, makespan_s)}, busy core-s, cores)`` of a one-process mdtest run."""
+    testbed = measured_testbed(record, origin)
+    if record.get("tool") != "mdtest":
+        raise SimfsError(f"{origin}: tool {record.get('tool')!r}: the metadata fit reads mdtest runs")
+    if record.get("ranks") != 1:
+        raise SimfsError(f"{origin}: {record.get('ranks')} ranks: the metadata fit reads runs of one process")
+    phases = {}
+    for phase in record["phases"]:
+        if phase["op"] in REQUESTS_PER_ITEM and phase["ops"] > 0 and phase["makespan_s"] > 0:
+            phases[phase["op"]] = (int(phase["ops"]), float(phase["makespan_s"]))
+    missing = sorted(set(REQUESTS_PER_ITEM) - set(phases))
+    if missing:
+        raise SimfsError(f"{origin}: no {', '.join(missing)} phase: run mdtest with -C -T -r")
+    return phases, float(testbed["cpu_busy_s"]), int(testbed.get("cpus", 0))
+
+
+class MetadataCpuFit:
+    """CPU time per metadata request and the requests' parallelism, from one-process
+    mdtest runs on the testbed (scikit-learn style: ``__init__`` stores the settings,
+    ``fit`` returns self and sets the trailing-underscore attributes).
+
+    Parameters
+    ----------
+    round_trip_s:
+        The network round trip of one request (s), measured (module docstring).
+    """
+
+    def __init__(self, round_trip_s: float) -> None:
+        if not round_trip_s >= 0:
+            raise SimfsError(f"round_trip_s: expected a non-negative round trip in seconds, got {round_trip_s!r}")
+        self.round_trip_s = round_trip_s
+
+    def fit(self, records: Iterable[tuple[str, dict]]) -> MetadataCpuFit:
+        import numpy as np
+
+        runs = [(origin, *_phase_rows(record, origin)) for origin, record in records]
+        if len(runs) < 2 or len({sum(items for items, _ in phases.values()) for _, phases, _, _ in runs}) < 2:
+            raise SimfsError(
+                f"metadata CPU fit: {len(runs)} run(s) do not identify a fixed cost and a CPU time per request: "
+                "give one-process mdtest -C -T -r runs of at least two sizes"
+            )
+        cores = {cpus for _, _, _, cpus in runs}
+        if len(cores) != 1 or not next(iter(cores)) >= 1:
+            raise SimfsError(f"metadata CPU fit: the runs' machines differ in cores ({sorted(cores)})")
+        self.cores_ = next(iter(cores))
+        # Wall time per item, pooled over the runs (total time over total items).
+        self.wall_s_per_item_ = {
+            phase: sum(phases[phase][1] for _, phases, _, _ in runs) / sum(phases[phase][0] for _, phases, _, _ in runs)
+            for phase in REQUESTS_PER_ITEM
+        }
+        on_cores = {
+            phase: self.wall_s_per_item_[phase] - requests * self.round_trip_s
+            for phase, requests in REQUESTS_PER_ITEM.items()
+        }
+        if min(on_cores.values()) <= 0:
+            raise SimfsError(
+                f"metadata CPU fit: round_trip_s {self.round_trip_s:g} s leaves no time for the work of a request "
+                f"(wall time per item {self.wall_s_per_item_})"
+            )
+        matrix = np.array(
+            [[1.0, sum(phases[phase][0] * on_cores[phase] for phase in REQUESTS_PER_ITEM)] for _, phases, _, _ in runs]
+        )
+        busy = np.array([seconds for _, _, seconds, _ in runs])
+        (fixed, parallelism), *_ = np.linalg.lstsq(matrix, busy, rcond=None)
+        if not 1 <= parallelism <= self.cores_:
+            raise SimfsError(
+                f"metadata CPU fit: a request's work would use {parallelism:.3g} cores at once, outside 1 to "
+                f"{self.cores_}: the runs disagree (or the round trip is wrong)"
+            )
+        self.fixed_cpu_s_ = float(fixed)
+        self.request_parallelism_ = float(parallelism)
+        self.cpu_s_per_item_ = {phase: float(parallelism * on_cores[phase]) for phase in REQUESTS_PER_ITEM}
+        close = self.cpu_s_per_item_["stat"]
+        self.cpu_s_per_request_ = {
+            "create": self.cpu_s_per_item_["create"] - close,
+            "close": close,
+            "stat": self.cpu_s_per_item_["stat"],
+            "remove": self.cpu_s_per_item_["remove"],
+        }
+        if self.cpu_s_per_request_["create"] <= 0:
+            raise SimfsError(
+                "metadata CPU fit: a create item costs less CPU than a stat: the close cannot be split off"
+            )
+        self.runs_ = [origin for origin, *_ in runs]
+        self.busy_s_ = [float(value) for value in busy]
+        self.residuals_ = [float(value) for value in matrix @ np.array([fixed, parallelism]) - busy]
+        return self
+
+    def rate_per_s(self, op: str) -> float:
+        """What the machine sustains of ``op`` when its cores do nothing else."""
+        return self.cores_ / self.cpu_s_per_request_[op]
+
+    def table(self) -> str:
+        """The profile's ``[master]`` lines and ``moosefs.metadata_latency_s``."""
+        lines = [
+            f"cores = {self.cores_}",
+            f"request_parallelism = {self.request_parallelism_:.3f}",
+            *(f"{op}_per_s = {self.rate_per_s(op):.1f}" for op in ("create", "close", "stat", "remove")),
+            f"# [moosefs] metadata_latency_s = {self.round_trip_s:.3g}",
+        ]
+        return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("records", nargs="+", help="one-process mdtest testbed run records (files or folders)")
+    parser.add_argument(
+        "--round-trip-s", type=float, required=True, help="measured network round trip of one request (s)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        fit = MetadataCpuFit(args.round_trip_s).fit(read_records(args.records))
+    except SimfsError as error:
+        print(f"simfs: {error}", file=sys.stderr)
+        return 2
+    print(f"# fixed cost per run: {fit.fixed_cpu_s_:.3g} core-s")
+    for name, busy, residual in zip(fit.runs_, fit.busy_s_, fit.residuals_):
+        print(f"# {Path(name).name}: {busy:.3g} core-s busy, fit {residual:+.3g}")
+    walls = ", ".join(f"{phase} {seconds * 1e3:.4g} ms" for phase, seconds in fit.wall_s_per_item_.items())
+    print(f"# wall time per item, one process: {walls}")
+    cpus = ", ".join(f"{op} {seconds * 1e3:.4g} ms" for op, seconds in fit.cpu_s_per_request_.items())
+    print(f"# CPU per request: {cpus}")
+    print(fit.table())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
