@@ -204,11 +204,18 @@ def _parser() -> argparse.ArgumentParser:
         parents=[state],
         help="run a workload with simfs measure, ranks placed on the clients by block",
         description="Run the workload with simfs measure through the clients' mounts: --np ranks (default: one "
-        "per client), ranks 0..k-1 on the first client, k..2k-1 on the second (as mpirun places them); the record "
+        "per client), ranks 0..k-1 on the first client, k..2k-1 on the second (as mpirun places them), as local "
+        "processes or, with --mpi, as the ranks of an MPI job each inside its client's host name; the record "
         "names the testbed and what the run cost: TCP retransmits, RTOs and tail-loss probes, switch port drops "
-        "and CPU utilisation.",
+        "and CPU utilisation, in all and per daemon.",
     )
     run.add_argument("--np", type=_positive_int, help="ranks (default: one per client)")
+    run.add_argument(
+        "--mpi",
+        action="store_true",
+        help="run the ranks under mpirun (Open MPI, mpi4py), each client a host: costs the shared machine "
+        "its ranks' start-up and MPI's polling waits (see docs/guides/testbed.md)",
+    )
     run.add_argument("--json", metavar="FILE", help="write the run record (strict JSON) here")
     run.add_argument("workload", nargs=argparse.REMAINDER, help="-- then the tool's command line")
     testbed.set_defaults(handler=_testbed)
@@ -633,7 +640,7 @@ def _testbed(args: argparse.Namespace) -> int:
 
 def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     from simfs.report.files import write_text
-    from simfs.runner import measure
+    from simfs.runner import measure, plan_workload
     from simfs.runner.output import strict_json
     from simfs.runner.signals import deferred_signals
 
@@ -653,6 +660,13 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     clients = [Path(mount).name for mount in status["mounts"]]
     ppn = -(-processes // min(processes, len(clients)))
     described["rank_clients"] = [clients[min(rank // ppn, len(clients) - 1)] for rank in range(processes)]
+    argv = ["simfs", "testbed", "run", "--", *workload]
+    if args.mpi:
+        missing = _mpi_missing()
+        if missing is None and not status.get("uts"):
+            missing = "this testbed was brought up without a host name per client (an older simfs): up it again"
+        if missing is not None:
+            raise SimfsError(f"testbed run --mpi: {missing}")
 
     def on_start(record: dict) -> None:
         record["testbed"] = described  # a killed run's record names its testbed too
@@ -661,31 +675,106 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
 
     counters = testbed.counters()
     with deferred_signals():
-        measured = measure(
-            shlex.join(workload),
-            status["mounts"][0],
-            processes=processes,
-            backend="local",
-            argv=["simfs", "testbed", "run", "--", *workload],
-            on_start=on_start,
-            client_mounts=status["mounts"],
-        )
+        if args.mpi:
+            plan_workload(shlex.join(workload))  # a bad command line: one line here, not one per rank
+            record, exit_code = _testbed_mpirun(status, described["rank_clients"], workload, argv)
+        else:
+            measured = measure(
+                shlex.join(workload),
+                status["mounts"][0],
+                processes=processes,
+                backend="local",
+                argv=argv,
+                on_start=on_start,
+                client_mounts=status["mounts"],
+            )
+            record, exit_code = measured.record, measured.exit_code
         cost = counters.since()
-        measured.record["testbed"] = {**described, **cost}
-        if json_path is not None:
-            write_text(json_path, strict_json(measured.record))
+        if record is not None:
+            record["testbed"] = {**described, **cost}
+            if json_path is not None:
+                write_text(json_path, strict_json(record))
     tcp = cost["tcp"]
+    daemons = cost["cpu_by_process_s"]
+    shares = {
+        "master": daemons.get("master", 0.0),
+        "chunkservers": sum(seconds for name, seconds in daemons.items() if name.startswith("cs")),
+        "clients": sum(seconds for name, seconds in daemons.items() if name.startswith("c") and name[1:].isdigit()),
+    }
+    shares["other"] = max(0.0, cost["cpu_busy_s"] - sum(shares.values()))
     print(
-        f"testbed: CPU {cost['cpu_utilisation']:.0%} busy; TCP {tcp['retransmitted_segments']} retransmitted "
+        f"testbed: CPU {cost['cpu_utilisation']:.0%} busy ("
+        + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in shares.items())
+        + f"); TCP {tcp['retransmitted_segments']} retransmitted "
         f"segments, {tcp['rtos']} RTOs, {tcp['tail_loss_probes']} tail-loss probes; "
         f"{sum(cost['switch_port_drops'].values())} packets dropped at switch ports",
         file=sys.stderr,
     )
-    if json_path is not None:
+    if json_path is not None and record is not None:
         print(f"record written to {json_path}", file=sys.stderr)
-    if measured.exit_code:
-        print(f"simfs: {measured.status}: {measured.reason}", file=sys.stderr)
-    return measured.exit_code
+    if exit_code and record is not None:
+        print(f"simfs: {record['status']}: {record['reason']}", file=sys.stderr)
+    elif record is None:
+        print(f"simfs: testbed run: the MPI job ended (exit {exit_code}) before rank 0 wrote a record", file=sys.stderr)
+    return exit_code
+
+
+def _mpi_missing() -> str | None:
+    """Why an MPI job cannot run here, or None."""
+    import importlib.util
+    import shutil
+
+    if shutil.which("mpirun") is None:
+        return "mpirun is missing (apt-get install openmpi-bin)"
+    if importlib.util.find_spec("mpi4py") is None:
+        return "mpi4py is missing (pip install mpi4py)"
+    return None
+
+
+def _testbed_mpirun(
+    status: dict, rank_clients: list[str], workload: list[str], argv: list[str]
+) -> tuple[dict | None, int]:
+    """Run the workload as an MPI job: one mpirun application context per client, its
+    ranks inside the client's UTS namespace (its host name) and working through its
+    mount.  Returns the record rank 0 wrote (None if it wrote none) and mpirun's exit
+    status."""
+    import json
+    import subprocess
+    import tempfile
+
+    mounts = {Path(mount).name: mount for mount in status["mounts"]}
+    with tempfile.TemporaryDirectory(prefix="simfs-testbed-run-") as scratch:
+        written = Path(scratch) / "record.json"
+        command = ["mpirun", "--oversubscribe"]
+        for client in dict.fromkeys(rank_clients):  # in rank order: the ranks stay by block
+            if len(command) > 2:
+                command.append(":")
+            command += [
+                "-n",
+                str(rank_clients.count(client)),
+                "nsenter",
+                f"--uts={status['uts'][client]}",
+                "--",
+                sys.executable,
+                "-m",
+                "simfs.cli",
+                "measure",
+                "--backend",
+                "mpi",
+                "--dir",
+                mounts[client],
+                "--json",
+                str(written),
+                "--",
+                *workload,
+            ]
+        environment = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+        exit_code = subprocess.run(command, env=environment).returncode
+        if not written.exists():
+            return None, exit_code or 1
+        record = json.loads(written.read_text())
+    record["command"] = " ".join(argv)
+    return record, exit_code
 
 
 def _testbed_text(status: dict) -> str:

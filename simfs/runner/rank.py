@@ -66,10 +66,9 @@ class Plan:
     ranks: int
     ppn: int
     trace_ops: bool = False
-    #: The run directory as the clients of a distributed file system see it (one path
-    #: per client mount): rank r works through ``views[r // ppn]``, so its I/O goes
-    #: through that client, ranks placed by block as mpirun places them by default (and
-    #: as IOR's -C reorder assumes).  Empty: every rank uses ``run_dir``.
+    #: The run directory as each rank's client of a distributed file system sees it (one
+    #: path per rank, through its client's mount), so its I/O goes through that client.
+    #: Empty: every rank uses ``run_dir``.
     views: tuple[str, ...] = ()
 
 
@@ -96,8 +95,7 @@ class _RankProgram:
         self.plan = plan
         self.spec = plan.spec
         self.rank = comm.rank
-        views = plan.views
-        self.run_dir = Path(views[min(self.rank // plan.ppn, len(views) - 1)] if views else plan.run_dir)
+        self.run_dir = Path(plan.views[self.rank] if plan.views else plan.run_dir)
         self.failure: tuple[str, str] | None = None  # (reason, kind)
         self.origin = 0.0
         self.delay_s = _delay_hook(self.rank)

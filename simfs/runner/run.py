@@ -173,9 +173,14 @@ def _measure_local(
     check_process_limits(processes)
     machine = machine_info(target)
     run_dir = make_run_directory(target)
-    views = tuple(str(Path(mount) / run_dir.name) for mount in client_mounts)
-    ppn = -(-processes // min(len(views), processes)) if views else processes
+    ppn = -(-processes // min(len(client_mounts), processes)) if client_mounts else processes
     nodes = -(-processes // ppn)  # the clients the ranks land on (5 ranks on 4: 2+2+1)
+    # Ranks placed by block, as mpirun places them by default (and IOR's -C assumes).
+    views = (
+        tuple(str(Path(client_mounts[rank // ppn]) / run_dir.name) for rank in range(processes))
+        if client_mounts
+        else ()
+    )
     plan = Plan(spec, str(run_dir), ranks=processes, ppn=ppn, trace_ops=trace_ops, views=views)
     began = time.time()
     try:
@@ -446,7 +451,9 @@ def _measure_mpi(
     comm = MpiComm(signals)
     run_dir: Path | None = None
     try:
-        hosts = comm.gather(comm.host)
+        # Each rank's host and directory: ranks may reach one file system through
+        # different mounts (the testbed's clients), each rank through its own.
+        hosts, directories = zip(*comm.gather((comm.host, str(directory))))
         setup: tuple[str, Any] = ("ok", None)
         if comm.reporter:
             try:
@@ -458,7 +465,16 @@ def _measure_mpi(
                 machine = machine_info(target)
                 run_dir = make_run_directory(target)
                 ppn = hosts.count(hosts[0])
-                plan = Plan(spec, str(run_dir), ranks=comm.size, ppn=ppn, trace_ops=trace_ops)
+                views = ()
+                if len(set(directories)) > 1:
+                    views = tuple(str(Path(mount) / run_dir.name) for mount in directories)
+                    unseen = next((view for view in views if not Path(view).is_dir()), None)
+                    if unseen is not None:
+                        raise SimfsError(
+                            f"--dir: the ranks were given different directories, and {unseen} is not the run "
+                            f"directory {run_dir} as another mount sees it: give every rank the same file system"
+                        )
+                plan = Plan(spec, str(run_dir), ranks=comm.size, ppn=ppn, trace_ops=trace_ops, views=views)
                 if on_start is not None:
                     nodes = len(set(hosts))
                     on_start(_record(spec, plan, run_dir, machine, time.time(), "mpi", argv, nodes=nodes))

@@ -116,6 +116,7 @@ class Testbed:
             "hosts": {host: network.address(host) for host in layout.hosts},
             "processes": [],
             "mounts": [],
+            "uts": {},
             "folders": [str(storage)],
         }
         self._write(record)
@@ -123,6 +124,7 @@ class Testbed:
         recording = _Recording(started, record, self)
         try:
             network.up()
+            self._host_names(layout.client_hosts, record)
             mounts = moosefs.start_cluster(network, layout, self._state, storage, recording)
             # Deleted files go at once, not after a day in the trash (module docstring).
             first_client = network.enter(layout.client_hosts[0])
@@ -139,6 +141,20 @@ class Testbed:
                 raise SimfsError(_one_line(error)) from error
             raise
         return self.status()
+
+    def _host_names(self, clients: list[str], record: dict) -> None:
+        """A UTS namespace per client, named after it, kept alive by a bind mount under
+        the state folder (``unshare --uts=FILE``; ``down`` unmounts it with the rest): the
+        ranks ``run`` places on a client run inside it, so each client is a host of its
+        own to the runner and to MPI.  Recorded before it is made."""
+        folder = self._state / "uts"
+        folder.mkdir()
+        for client in clients:
+            path = folder / client
+            path.touch()
+            record["uts"][client] = str(path)
+            self._write(record)
+            run_command(["unshare", f"--uts={path}", "hostname", client])
 
     # -- status ---------------------------------------------------------------------------
     def status(self) -> dict:
@@ -157,7 +173,8 @@ class Testbed:
         from simfs.testbed.counters import RunCounters
 
         record = json.loads(self.record_path.read_text())
-        return RunCounters(TestbedNetwork(PREFIX, list(record["hosts"]), Link(), self._state))
+        daemons = {process["name"]: process["pid"] for process in record["processes"]}
+        return RunCounters(TestbedNetwork(PREFIX, list(record["hosts"]), Link(), self._state), daemons)
 
     # -- down -----------------------------------------------------------------------------
     def down(self) -> list[str]:

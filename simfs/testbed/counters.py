@@ -8,7 +8,10 @@ switch ports' token-bucket queues overflowing.  CPU utilisation is the busy shar
 CPUs over the run (``/proc/stat``): with two CPUs and several FUSE daemons, a run can be
 CPU-bound, and its record must say so.  The busy core-seconds and the run's length are
 recorded beside it, so that the CPU time a byte costs can be fitted over runs
-(``calibration/testbed/``).
+(``calibration/testbed/``), and so is each daemon's own CPU time (``/proc/PID/stat``:
+user and system time of all its threads): what the master, each chunkserver and each
+client's FUSE daemon took of it; the rest is the ranks and the kernel's work outside
+those processes (network softirqs, page cache).
 """
 
 from __future__ import annotations
@@ -61,17 +64,36 @@ def cpu_times() -> tuple[int, int]:
     return total - idle, total
 
 
-class RunCounters:
-    """Counters sampled at the start of a run; :meth:`since` gives what the run added."""
+def process_cpu_s(processes: dict[str, int]) -> dict[str, float]:
+    """Per process (name -> PID), the CPU seconds it has used so far, user and system,
+    all its threads; a process that is gone is left out."""
+    tick_s = 1 / os.sysconf("SC_CLK_TCK")
+    used = {}
+    for name, pid in processes.items():
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()  # the name may hold spaces and parentheses
+        used[name] = (int(fields[11]) + int(fields[12])) * tick_s  # utime, stime
+    return used
 
-    def __init__(self, network: TestbedNetwork) -> None:
+
+class RunCounters:
+    """Counters sampled at the start of a run; :meth:`since` gives what the run added.
+    ``processes`` (name -> PID) are the daemons whose own CPU time is recorded."""
+
+    def __init__(self, network: TestbedNetwork, processes: dict[str, int] | None = None) -> None:
         self._network = network
+        self._processes = dict(processes or {})
         self._tcp = tcp_counters(network)
         self._drops = switch_drops(network)
         self._cpu = cpu_times()
+        self._process_cpu = process_cpu_s(self._processes)
 
     def since(self) -> dict:
         tcp_now, drops_now, (busy, total) = tcp_counters(self._network), switch_drops(self._network), cpu_times()
+        process_now = process_cpu_s(self._processes)
         per_host = {
             host: {name: value - self._tcp[host][name] for name, value in counters.items()}
             for host, counters in tcp_now.items()
@@ -88,4 +110,9 @@ class RunCounters:
             "cpu_busy_s": (busy - self._cpu[0]) * tick_s,
             "cpu_window_s": ticks * tick_s / cpus,
             "cpus": cpus,
+            "cpu_by_process_s": {
+                name: round(seconds - self._process_cpu[name], 6)
+                for name, seconds in process_now.items()
+                if name in self._process_cpu
+            },
         }

@@ -37,7 +37,7 @@ SUBNET = ipaddress.ip_network("198.18.0.0/24")
 #: Host names become bridge port names (at most 15 bytes, IFNAMSIZ) and namespace suffixes.
 HOST_NAME = re.compile(r"^[a-z][a-z0-9-]{0,14}$")
 PREFIX = re.compile(r"^[a-z][a-z0-9]{0,11}$")
-TOOLS = {"ip": "iproute2", "tc": "iproute2", "nsenter": "util-linux"}
+TOOLS = {"ip": "iproute2", "tc": "iproute2", "nsenter": "util-linux", "unshare": "util-linux"}
 
 
 def missing_tools() -> list[str]:

@@ -371,6 +371,41 @@ def test_mpi_backend_runs_the_ranks_and_reports_once(tmp_path, ranks):
     assert _left(target) == []
 
 
+def _mpmd(directories: list[Path], *args: str) -> subprocess.CompletedProcess:
+    """One rank per directory, each given its own --dir (mpirun's application contexts)."""
+    command, environment = _mpirun_command(1, "measure", "--dir", str(directories[0]), *args)
+    for directory in directories[1:]:
+        command += [":", "-n", "1", sys.executable, "-m", "simfs.cli", "measure", "--dir", str(directory), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+
+
+def test_mpi_ranks_may_reach_one_file_system_through_different_paths(tmp_path):
+    # Two paths to one directory, as the testbed's clients mount one file system twice.
+    target = tmp_path / "target"
+    target.mkdir()
+    other_view = tmp_path / "view"
+    other_view.symlink_to(target)
+    record = tmp_path / "run.json"
+    done = _mpmd(
+        [target, other_view], "--json", str(record), "--", "ior", "-a", "POSIX", "-t", "64k", "-b", "1m", "-w", "-r"
+    )
+    assert done.returncode == 0, done.stderr
+    saved = json.loads(record.read_text())
+    assert saved["status"] == "ok" and saved["ranks"] == 2
+    assert all(p["bytes"] == 2 * (1 << 20) for p in saved["phases"])  # one shared file, both ranks' blocks
+    assert _left(target) == []
+
+
+def test_mpi_ranks_given_unrelated_directories_are_refused_in_one_line(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    done = _mpmd([first, second], "--", "ior", "-t", "64k", "-b", "1m", "-w")
+    assert done.returncode == 2
+    assert "the ranks were given different directories" in done.stderr
+    assert _left(first) == [] and _left(second) == []
+
+
 def test_mpi_backend_failure_stops_all_ranks_and_cleans_up(tmp_path, monkeypatch):
     target = tmp_path / "target"
     target.mkdir()

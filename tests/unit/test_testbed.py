@@ -9,9 +9,12 @@ the other live tests run in the slow suite, which ``.ci/run`` runs too."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -134,6 +137,14 @@ def test_up_write_on_one_client_read_on_another_down_leaves_nothing(tmp_path):
         assert [p["name"] for p in status["processes"]] == ["master", "cs1", "cs2", "c1", "c2"]
         assert all(p["running"] for p in status["processes"])
         assert status["hosts"]["master"] == "198.18.0.1" and status["version"].startswith("version: 3.")
+        # Each client is a host of its own to the ranks placed on it.
+        names = [
+            subprocess.run(
+                ["nsenter", f"--uts={status['uts'][client]}", "hostname"], capture_output=True, text=True
+            ).stdout.strip()
+            for client in ("c1", "c2")
+        ]
+        assert names == ["c1", "c2"]
         first, second = (Path(mount) for mount in status["mounts"])
         data = os.urandom(3 << 20)
         (first / "shared").write_bytes(data)
@@ -144,9 +155,20 @@ def test_up_write_on_one_client_read_on_another_down_leaves_nothing(tmp_path):
     _nothing_left(state, status)
 
 
+def _mpi_missing() -> str | None:
+    if shutil.which("mpirun") is None:
+        return "Open MPI's mpirun is not installed (apt-get install openmpi-bin)"
+    if importlib.util.find_spec("mpi4py") is None:
+        return "mpi4py is not installed"
+    return None
+
+
 @needs_testbed
 @pytest.mark.slow  # a testbed up and down: seconds each; the default run keeps one
-def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_path, capsys):
+@pytest.mark.parametrize("backend", ["mpi", "local"])
+def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_path, capsys, backend):
+    if backend == "mpi" and _mpi_missing():
+        pytest.skip(_mpi_missing())
     state = tmp_path / "state"
     testbed = Testbed(state, storage=tmp_path / "storage")
     status = testbed.up(TestbedSpec("moosefs", 2, 2, Link()))
@@ -154,15 +176,26 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
     try:
         code = main(
             ["testbed", "run", "--state", str(state), "--np", "4", "--json", str(record_path)]
+            + (["--mpi"] if backend == "mpi" else [])
             + ["--", "ior", "-a", "POSIX", "-F", "-t", "1m", "-b", "2m", "-w", "-r", "-C", "-e"]
         )
         assert code == 0, capsys.readouterr().err
         mounted_during = testbed.status()["mounted"]
+        capsys.readouterr()
+        # A command line the runner refuses: one line, before any rank starts.
+        bad = ["testbed", "run", "--state", str(state)] + (["--mpi"] if backend == "mpi" else [])
+        assert main([*bad, "--", "ior", "-F", "--bogus"]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            "simfs: error: ior: unsupported option '--bogus' (see simfs.workloads.ior for the subset)"
+        ]
     finally:
         testbed.down()
     _nothing_left(state, status)
     record = json.loads(record_path.read_text())
     assert record["status"] == "ok" and record["nodes"] == 2 and record["ppn"] == 2
+    assert record["backend"] == backend and record["command"].startswith("simfs testbed run -- ior")
+    if backend == "mpi":  # rank 0 ran inside the first client's host name
+        assert record["machine"]["hostname"] == "c1"
     bed = record["testbed"]
     assert bed["file_system"] == "moosefs" and bed["servers"] == 2 and bed["clients"] == 2
     assert bed["rank_clients"] == ["c1", "c1", "c2", "c2"]
@@ -174,6 +207,12 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
     assert 0 <= bed["cpu_utilisation"] <= 1
     assert bed["goal"] == 2 and bed["cpus"] >= 1
     assert 0 < bed["cpu_busy_s"] <= bed["cpus"] * bed["cpu_window_s"]
+    # Each daemon's own CPU time: every one worked (the clients and chunkservers moved
+    # the bytes), and together no more than the machine was busy (one tick of slack each).
+    daemons = bed["cpu_by_process_s"]
+    assert set(daemons) == {"master", "cs1", "cs2", "c1", "c2"}
+    assert all(daemons[name] > 0 for name in ("cs1", "cs2", "c1", "c2"))
+    assert sum(daemons.values()) <= bed["cpu_busy_s"] + 5 * 0.01
     assert len(mounted_during) == 2
 
 
