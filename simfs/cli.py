@@ -656,7 +656,9 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     if stopped:
         raise SimfsError(f"testbed run: not running: {', '.join(stopped)} (simfs testbed down, then up again)")
     processes = args.np or len(status["mounts"])
-    described = {key: status[key] for key in ("file_system", "version", "servers", "clients", "goal", "link", "hosts")}
+    described = {key: status[key] for key in ("file_system", "version", "servers", "clients", "link", "hosts")}
+    # A testbed brought up by a simfs that did not record the goal kept MooseFS's own.
+    described["goal"] = status.get("goal")
     clients = [Path(mount).name for mount in status["mounts"]]
     ppn = -(-processes // min(processes, len(clients)))
     described["rank_clients"] = [clients[min(rank // ppn, len(clients) - 1)] for rank in range(processes)]
@@ -781,7 +783,7 @@ def _testbed_text(status: dict) -> str:
     link = status["link"]
     lines = [
         f"{status['file_system']} ({status['version']}): {status['servers']} chunkserver(s), "
-        f"{status['clients']} client(s), goal {status['goal']}; links {link['rate_bits_per_s'] / 1e6:g} Mbit/s, "
+        f"{status['clients']} client(s), goal {status.get('goal') or 'not recorded'}; links {link['rate_bits_per_s'] / 1e6:g} Mbit/s, "
         f"{link['port_buffer_bytes']:,} B per switch port, MTU {link['mtu_bytes']}",
     ]
     for process in status["processes"]:

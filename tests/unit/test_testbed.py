@@ -84,6 +84,23 @@ def test_a_state_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
     assert leftover_namespaces(PREFIX) == []
 
 
+def test_the_status_of_a_testbed_from_an_older_simfs_says_what_it_lacks():
+    from simfs.cli import _testbed_text
+
+    older = {  # as simfs recorded a testbed before it recorded the goal
+        "file_system": "moosefs",
+        "version": "version: 3.0.117-1",
+        "servers": 1,
+        "clients": 1,
+        "link": {"rate_bits_per_s": 100_000_000, "port_buffer_bytes": 131072, "mtu_bytes": 1500},
+        "hosts": {"master": "198.18.0.1"},
+        "processes": [{"name": "master", "pid": 1, "running": True}],
+        "mounts": [],
+        "mounted": [],
+    }
+    assert "1 client(s), goal not recorded; links 100 Mbit/s" in _testbed_text(older)
+
+
 def test_status_and_down_with_nothing_up(tmp_path, capsys):
     assert main(["testbed", "status", "--state", str(tmp_path / "none")]) == 0
     assert capsys.readouterr().out.strip() == "no testbed is up"
