@@ -22,6 +22,7 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from simfs.errors import SimfsError
 from simfs.textinput import read_text_file
@@ -118,11 +119,17 @@ def main(argv: list[str] | None = None) -> int:
     except SimfsError as error:
         print(f"simfs: {error}", file=sys.stderr)
         return 2
+    print_runs(fit)
+    print(fit.table())
+    return 0
+
+
+def print_runs(fit: Any) -> None:
+    """A fit's fixed cost and how well it explains each run's busy time, as comments
+    (any fit with ``fixed_cpu_s_``, ``runs_``, ``busy_s_`` and ``residuals_``)."""
     print(f"# fixed cost per run: {fit.fixed_cpu_s_:.3g} core-s")
     for name, busy, residual in zip(fit.runs_, fit.busy_s_, fit.residuals_):
         print(f"# {Path(name).name}: {busy:.3g} core-s busy, fit {residual:+.3g}")
-    print(fit.table())
-    return 0
 
 
 if __name__ == "__main__":

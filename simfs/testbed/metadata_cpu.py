@@ -41,10 +41,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 
 from simfs.errors import SimfsError
-from simfs.testbed.host_cpu import measured_testbed, read_records
+from simfs.testbed.host_cpu import measured_testbed, print_runs, read_records
 
 #: mdtest phases fitted and the requests simfs issues per item of each.
 REQUESTS_PER_ITEM = {"create": 2, "stat": 1, "remove": 1}
@@ -166,9 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     except SimfsError as error:
         print(f"simfs: {error}", file=sys.stderr)
         return 2
-    print(f"# fixed cost per run: {fit.fixed_cpu_s_:.3g} core-s")
-    for name, busy, residual in zip(fit.runs_, fit.busy_s_, fit.residuals_):
-        print(f"# {Path(name).name}: {busy:.3g} core-s busy, fit {residual:+.3g}")
+    print_runs(fit)
     walls = ", ".join(f"{phase} {seconds * 1e3:.4g} ms" for phase, seconds in fit.wall_s_per_item_.items())
     print(f"# wall time per item, one process: {walls}")
     cpus = ", ".join(f"{op} {seconds * 1e3:.4g} ms" for op, seconds in fit.cpu_s_per_request_.items())
