@@ -679,7 +679,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     with deferred_signals():
         if args.mpi:
             plan_workload(shlex.join(workload))  # a bad command line: one line here, not one per rank
-            record, exit_code = _testbed_mpirun(status, described["rank_clients"], workload, argv)
+            record, exit_code = _testbed_mpirun(status, described["rank_clients"], workload, argv, json_path)
         else:
             measured = measure(
                 shlex.join(workload),
@@ -734,19 +734,22 @@ def _mpi_missing() -> str | None:
 
 
 def _testbed_mpirun(
-    status: dict, rank_clients: list[str], workload: list[str], argv: list[str]
+    status: dict, rank_clients: list[str], workload: list[str], argv: list[str], json_path: Path | None
 ) -> tuple[dict | None, int]:
     """Run the workload as an MPI job: one mpirun application context per client, its
     ranks inside the client's UTS namespace (its host name) and working through its
-    mount.  Returns the record rank 0 wrote (None if it wrote none) and mpirun's exit
-    status."""
+    mount.  Rank 0 writes its record to ``json_path`` (from the start, so a killed run
+    leaves one; the caller adds the testbed to it) or a scratch file.  Returns that
+    record (None if rank 0 wrote none) and mpirun's exit status."""
     import json
     import subprocess
     import tempfile
 
     mounts = {Path(mount).name: mount for mount in status["mounts"]}
     with tempfile.TemporaryDirectory(prefix="simfs-testbed-run-") as scratch:
-        written = Path(scratch) / "record.json"
+        written = Path(json_path) if json_path is not None else Path(scratch) / "record.json"
+        if json_path is not None:
+            written.unlink(missing_ok=True)  # a record left by an earlier run is not this run's
         command = ["mpirun", "--oversubscribe"]
         for client in dict.fromkeys(rank_clients):  # in rank order: the ranks stay by block
             if len(command) > 2:

@@ -453,7 +453,7 @@ def _measure_mpi(
     try:
         # Each rank's host and directory: ranks may reach one file system through
         # different mounts (the testbed's clients), each rank through its own.
-        hosts, directories = zip(*comm.gather((comm.host, str(directory))))
+        hosts, directories = zip(*comm.gather((comm.host, os.path.abspath(directory))))
         setup: tuple[str, Any] = ("ok", None)
         if comm.reporter:
             try:

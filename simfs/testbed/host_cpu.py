@@ -46,7 +46,9 @@ def run_terms(record: dict, origin: str = "record") -> tuple[list[float], float]
     testbed = measured_testbed(record, origin)
     written = sum(phase["bytes"] for phase in record["phases"] if phase["op"] == "write")
     read = sum(phase["bytes"] for phase in record["phases"] if phase["op"] == "read")
-    copies = min(int(testbed.get("goal", 1)), int(testbed["servers"]))
+    if not isinstance(testbed.get("goal"), int):
+        raise SimfsError(f"{origin}: testbed.goal not recorded (a testbed of an older simfs): the copies are not known")
+    copies = min(testbed["goal"], int(testbed["servers"]))
     return [1.0, float(written), float(written * (copies - 1)), float(read)], float(testbed["cpu_busy_s"])
 
 

@@ -121,6 +121,10 @@ def test_the_fit_refuses_what_cannot_identify_it(tmp_path, capsys):
     records = read_records([CALIBRATION_RUNS])
     with pytest.raises(SimfsError, match="do not identify"):
         HostCpuFit().fit(records[:3])
+    older = json.loads(json.dumps(records[0][1]))
+    older["testbed"]["goal"] = None  # as a testbed of an older simfs is recorded now
+    with pytest.raises(SimfsError, match="testbed.goal not recorded"):
+        HostCpuFit().fit([("older.json", older)])
     plain = dict(records[0][1])
     plain.pop("testbed")
     with pytest.raises(SimfsError, match="not a testbed run record"):

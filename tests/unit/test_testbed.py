@@ -9,17 +9,15 @@ the other live tests run in the slow suite, which ``.ci/run`` runs too."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from simfs.cli import main
+from simfs.cli import _mpi_missing, main
 from simfs.errors import SimfsError
 from simfs.testbed import cluster
 from simfs.testbed.cluster import PREFIX, Testbed, TestbedSpec
@@ -170,14 +168,6 @@ def test_up_write_on_one_client_read_on_another_down_leaves_nothing(tmp_path):
         done = testbed.down()
     assert "removed namespace sfstb-sw" in done
     _nothing_left(state, status)
-
-
-def _mpi_missing() -> str | None:
-    if shutil.which("mpirun") is None:
-        return "Open MPI's mpirun is not installed (apt-get install openmpi-bin)"
-    if importlib.util.find_spec("mpi4py") is None:
-        return "mpi4py is not installed"
-    return None
 
 
 @needs_testbed

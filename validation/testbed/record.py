@@ -41,6 +41,8 @@ METADATA_CALIBRATION = ROOT / "calibration" / "testbed" / "metadata-runs"
 #: File per process, 1 MiB transfers, reads by another client than wrote (-C), fsync in
 #: the write phase (-e): what the link and the chunkservers sustain, not a cache.
 SCALING = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
+#: Many files read at once through one client: 64 KiB requests, one 32 MiB file per rank.
+FANIN = "ior -a POSIX -F -t 64k -b 32m -w -r -e"
 #: Creates, stats and removes of empty files in one shared directory, per process.
 METADATA = "mdtest -n {items} -F -C -T -r"
 
@@ -58,6 +60,8 @@ class Series:
     #: A run made once before the recorded ones, its record dropped: the first metadata
     #: run after ``up`` is up to 40% slower (the master's and the mounts' first requests).
     warm_up: tuple[int, str] | None = None
+    #: Bytes queued at a switch port (``simfs testbed up --port-buffer``).
+    port_buffer: int = 131072
 
     def up_command(self) -> list[str]:
         return [
@@ -70,6 +74,8 @@ class Series:
             str(self.clients),
             "--goal",
             str(self.goal),
+            "--port-buffer",
+            str(self.port_buffer),
         ]
 
 
@@ -120,6 +126,21 @@ SERIES: list[Series] = [
     *_scaling("servers-s1", 1, [4]),
     *_scaling("servers-s2", 2, [4]),
     *_scaling("servers-s8", 8, [4]),
+    # Fan-in: one client reads 2, 4, 8 files at once, each on its own chunkserver (goal
+    # 1, 32 MiB files: one chunk each), 64 KiB requests, through a switch port that
+    # queues 128 KiB or 16 KiB.
+    *(
+        Series(
+            f"fanin-{label}",
+            8,
+            1,
+            1,
+            {f"r{count}": (count, FANIN) for count in (2, 4, 8)},
+            HERE / "runs" / f"fanin-{label}",
+            port_buffer=buffer,
+        )
+        for label, buffer in (("b128k", 131072), ("b16k", 16384))
+    ),
     # Metadata, on one testbed shape (2 chunkservers, 8 clients: idle mounts cost the
     # machine CPU too): one process, four sizes, for the fit of the CPU time per request
     # (simfs/testbed/metadata_cpu.py); then 2-8 processes, one per client.
