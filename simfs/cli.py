@@ -642,6 +642,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     from simfs.report.files import write_text
     from simfs.runner import measure, plan_workload
     from simfs.runner.output import strict_json
+    from simfs.runner.run import block_placement
     from simfs.runner.signals import deferred_signals
 
     workload = _workload_words(args)
@@ -660,8 +661,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     # A testbed brought up by a simfs that did not record the goal kept MooseFS's own.
     described["goal"] = status.get("goal")
     clients = [Path(mount).name for mount in status["mounts"]]
-    ppn = -(-processes // min(processes, len(clients)))
-    described["rank_clients"] = [clients[min(rank // ppn, len(clients) - 1)] for rank in range(processes)]
+    described["rank_clients"] = [clients[client] for client in block_placement(processes, len(clients))]
     argv = ["simfs", "testbed", "run", "--", *workload]
     if args.mpi:
         missing = _mpi_missing()

@@ -173,14 +173,10 @@ def _measure_local(
     check_process_limits(processes)
     machine = machine_info(target)
     run_dir = make_run_directory(target)
-    ppn = -(-processes // min(len(client_mounts), processes)) if client_mounts else processes
-    nodes = -(-processes // ppn)  # the clients the ranks land on (5 ranks on 4: 2+2+1)
-    # Ranks placed by block, as mpirun places them by default (and IOR's -C assumes).
-    views = (
-        tuple(str(Path(client_mounts[rank // ppn]) / run_dir.name) for rank in range(processes))
-        if client_mounts
-        else ()
-    )
+    placement = block_placement(processes, len(client_mounts)) if client_mounts else [0] * processes
+    ppn = placement.count(0)
+    nodes = placement[-1] + 1  # the clients the ranks land on (5 ranks on 4: 2+2+1)
+    views = tuple(str(Path(client_mounts[client]) / run_dir.name) for client in placement) if client_mounts else ()
     plan = Plan(spec, str(run_dir), ranks=processes, ppn=ppn, trace_ops=trace_ops, views=views)
     began = time.time()
     try:
@@ -212,6 +208,13 @@ def _measure_local(
         nodes=nodes,
         note=note,
     )
+
+
+def block_placement(processes: int, clients: int) -> list[int]:
+    """The client each rank runs on, placed by block as mpirun places them by default
+    (and as IOR's -C reorder assumes): 5 ranks on 4 clients go 0, 0, 1, 1, 2."""
+    per_client = -(-processes // min(clients, processes))
+    return [rank // per_client for rank in range(processes)]
 
 
 def check_process_limits(processes: int) -> None:

@@ -163,7 +163,7 @@ class Testbed:
             return {"up": False}
         record = json.loads(self.record_path.read_text())
         for process in record["processes"]:
-            process["running"] = alive(Started(**{k: process[k] for k in ("name", "pid", "start_ticks", "log")}))
+            process["running"] = alive(Started.from_json(process))
         record["mounted"] = [mount for mount in record["mounts"] if Path(mount).is_mount()]
         record["up"] = True
         return record
@@ -173,7 +173,7 @@ class Testbed:
         from simfs.testbed.counters import RunCounters
 
         record = json.loads(self.record_path.read_text())
-        daemons = {process["name"]: process["pid"] for process in record["processes"]}
+        daemons = {process["name"]: Started.from_json(process) for process in record["processes"]}
         return RunCounters(TestbedNetwork(PREFIX, list(record["hosts"]), Link(), self._state), daemons)
 
     # -- down -----------------------------------------------------------------------------
@@ -192,9 +192,7 @@ class Testbed:
             run_command(["umount", "-l", mount])  # on failure the state stays: down can be repeated
             done.append(f"unmounted {mount}")
         if record is not None:
-            processes = [
-                Started(**{k: p[k] for k in ("name", "pid", "start_ticks", "log")}) for p in record["processes"]
-            ]
+            processes = [Started.from_json(p) for p in record["processes"]]
             killed = stop(processes)
             done += [f"stopped {p.name} (pid {p.pid})" for p in processes]
             done += [f"killed {name} (it did not stop on SIGTERM)" for name in killed]

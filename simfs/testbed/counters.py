@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 
 from simfs.testbed.network import TestbedNetwork
+from simfs.testbed.processes import Started, stat_fields
 
 #: nstat's names, and the record's.
 TCP_COUNTERS = {
@@ -64,26 +65,24 @@ def cpu_times() -> tuple[int, int]:
     return total - idle, total
 
 
-def process_cpu_s(processes: dict[str, int]) -> dict[str, float]:
-    """Per process (name -> PID), the CPU seconds it has used so far, user and system,
-    all its threads; a process that is gone is left out."""
+def process_cpu_s(processes: dict[str, Started]) -> dict[str, float]:
+    """Per recorded process, the CPU seconds it has used so far, user and system, all
+    its threads; a process that is gone (or whose PID another process now has) is left
+    out."""
     tick_s = 1 / os.sysconf("SC_CLK_TCK")
     used = {}
-    for name, pid in processes.items():
-        try:
-            text = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2 :].split()  # the name may hold spaces and parentheses
-        used[name] = (int(fields[11]) + int(fields[12])) * tick_s  # utime, stime
+    for name, process in processes.items():
+        fields = stat_fields(process.pid)
+        if fields is not None and int(fields[19]) == process.start_ticks:
+            used[name] = (int(fields[11]) + int(fields[12])) * tick_s
     return used
 
 
 class RunCounters:
     """Counters sampled at the start of a run; :meth:`since` gives what the run added.
-    ``processes`` (name -> PID) are the daemons whose own CPU time is recorded."""
+    ``processes`` (by name) are the daemons whose own CPU time is recorded."""
 
-    def __init__(self, network: TestbedNetwork, processes: dict[str, int] | None = None) -> None:
+    def __init__(self, network: TestbedNetwork, processes: dict[str, Started] | None = None) -> None:
         self._network = network
         self._processes = dict(processes or {})
         self._tcp = tcp_counters(network)

@@ -31,16 +31,28 @@ class Started:
     def to_json(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, data: dict) -> Started:
+        """As :meth:`to_json` wrote it (other keys, such as ``running``, are ignored)."""
+        return cls(data["name"], data["pid"], data["start_ticks"], data["log"])
 
-def start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot, or None if it is gone."""
+
+def stat_fields(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` from field 3 (the state) on, or None if the process is gone.
+    ``fields[0]`` is the state, ``fields[11]``/``[12]`` user and system ticks,
+    ``fields[19]`` the start time in ticks since boot."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: split after its end.
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return int(fields[19])
+    return stat[stat.rindex(")") + 2 :].split()
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot, or None if it is gone."""
+    fields = stat_fields(pid)
+    return None if fields is None else int(fields[19])
 
 
 def start(name: str, argv: list[str], log: Path) -> Started:
@@ -56,13 +68,8 @@ def start(name: str, argv: list[str], log: Path) -> Started:
 def alive(record: Started) -> bool:
     """Whether the recorded process is still the one running under its PID (a zombie,
     ended but not yet reaped, counts as gone)."""
-    if start_ticks(record.pid) != record.start_ticks:
-        return False
-    try:
-        state = Path(f"/proc/{record.pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rindex(")") + 2] != "Z"
+    fields = stat_fields(record.pid)
+    return fields is not None and int(fields[19]) == record.start_ticks and fields[0] != "Z"
 
 
 def stop(records: list[Started], grace_s: float = 15.0) -> list[str]:

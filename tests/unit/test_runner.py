@@ -24,6 +24,7 @@ from simfs.errors import SimfsError, WorkloadError
 from simfs.ingest import bonnie, ior, mdtest, read_measurements
 from simfs.ingest.context import FileContext
 from simfs.runner import measure, plan_workload, write_outputs
+from simfs.runner.run import block_placement
 from simfs.runner.target import footprint_bytes
 from simfs.workloads import parse_workload
 
@@ -369,6 +370,14 @@ def test_mpi_backend_runs_the_ranks_and_reports_once(tmp_path, ranks):
     assert [p["op"] for p in saved["phases"]] == ["write", "read"]
     assert all(p["bytes"] == ranks * (2 << 20) for p in saved["phases"])
     assert _left(target) == []
+
+
+@pytest.mark.parametrize(
+    ("processes", "clients", "placement"),
+    [(5, 4, [0, 0, 1, 1, 2]), (4, 2, [0, 0, 1, 1]), (3, 8, [0, 1, 2]), (1, 1, [0])],
+)
+def test_ranks_are_placed_on_clients_by_block(processes, clients, placement):
+    assert block_placement(processes, clients) == placement
 
 
 def _mpmd(directories: list[Path], *args: str) -> subprocess.CompletedProcess:
