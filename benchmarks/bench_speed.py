@@ -73,6 +73,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--large", action="store_true", help="include the 8,192-client run")
+    parser.add_argument("--cases", nargs="+", metavar="NAME", help="run only these cases (names as printed)")
     args = parser.parse_args()
     cases = {f"dd-sweep-{s}": dd_sweep(s) for s in ("crtdc-lfs3", "crtdc-lfs4", "crtdc-lfs5", "crtdc-panfs")}
     cases["ior-fpp-64"] = ior_fpp(64)
@@ -82,6 +83,11 @@ def main() -> int:
     if args.large:
         cases["ior-fpp-8192"] = ior_fpp(8192)
         cases["ior-hard-1000x1000"] = ior_hard(1000, 1000)
+    if args.cases:
+        unknown = sorted(set(args.cases) - set(cases))
+        if unknown:
+            parser.error(f"--cases: unknown {', '.join(unknown)} (known: {', '.join(cases)})")
+        cases = {name: case for name, case in cases.items() if name in args.cases}
     print(f"machine: {machine()}")
     print(f"simfs {simfs.__version__}, median of {args.repeat} runs after one warm-up\n")
     print("| case | median s | min s | max s | events | events/s |")

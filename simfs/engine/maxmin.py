@@ -10,8 +10,10 @@ models today).  The weighted max-min fair allocation is the unique one in which 
 Method.  Progressive filling (Bertsekas & Gallager, *Data Networks*, 6.5.2), as in
 SimGrid's LMM solver: raise ``rate[i] = level * s[i]`` for every unfrozen flow until a
 resource saturates or a flow reaches its cap; freeze the flows on saturated resources and
-the capped flows; repeat.  Each round is two sparse matrix-vector products, and the
-number of rounds is the number of distinct bottleneck levels, not the number of flows.
+the capped flows; repeat.  Each round is one weighted ``np.bincount`` over the path
+entries (the matrix-vector product) and a gather of the flows that touch a saturated
+resource, and the number of rounds is the number of distinct bottleneck levels, not the
+number of flows.
 
 The result also names each flow's limiter, which is how a simulation attributes a phase
 to its bottleneck: the resource that froze the flow, or ``CAP`` for its own rate cap.
@@ -36,7 +38,7 @@ _REL_TOL = 1e-9
 
 
 def max_min_rates(
-    weights: sp.csr_array,
+    weights: sp.sparray,
     capacity: np.ndarray,
     rate_cap: np.ndarray,
     share: np.ndarray | None = None,
@@ -59,7 +61,49 @@ def max_min_rates(
     ValueError
         If a flow crosses no resource and has no finite cap: its rate would be unbounded.
     """
-    resource_count, flow_count = weights.shape
+    by_flow = weights.tocsc(copy=True)
+    by_flow.sum_duplicates()
+    path_length = np.diff(by_flow.indptr)
+    return max_min_rates_of_paths(
+        PathEntries(by_flow.indices.astype(np.int64), by_flow.data.astype(float), path_length),
+        capacity,
+        rate_cap,
+        share,
+    )
+
+
+class PathEntries:
+    """The weight matrix as every flow's path entries, flow after flow (``R x F`` in
+    compressed columns without scipy): ``resource[k]`` and ``weight[k]`` of entry ``k``,
+    ``path_length[i]`` entries for flow ``i``.
+
+    The solver works on these directly: a matrix-vector product is one ``np.bincount``,
+    which at a thousand flows costs less than building the scipy matrix it would need."""
+
+    __slots__ = ("resource", "weight", "path_length", "flow", "start")
+
+    def __init__(self, resource: np.ndarray, weight: np.ndarray, path_length: np.ndarray) -> None:
+        self.resource = resource
+        self.weight = weight
+        self.path_length = path_length
+        self.flow = np.repeat(np.arange(len(path_length)), path_length)
+        self.start = np.zeros(len(path_length), dtype=np.int64)
+        np.cumsum(path_length[:-1], out=self.start[1:])
+
+    def load(self, flow_values: np.ndarray, resource_count: int) -> np.ndarray:
+        """``W @ flow_values``: per resource, the sum of weight x value over its flows."""
+        return np.bincount(self.resource, weights=self.weight * flow_values[self.flow], minlength=resource_count)
+
+
+def max_min_rates_of_paths(
+    paths: PathEntries,
+    capacity: np.ndarray,
+    rate_cap: np.ndarray,
+    share: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`max_min_rates` on path entries (how the fluid network keeps its flows)."""
+    resource_count = len(capacity)
+    flow_count = len(paths.path_length)
     if share is None:
         share = np.ones(flow_count)
     rate = np.zeros(flow_count)
@@ -67,7 +111,6 @@ def max_min_rates(
     if flow_count == 0:
         return rate, limiter
 
-    weights_t = weights.T.tocsr()
     residual = capacity.astype(float).copy()
     active = np.ones(flow_count, dtype=bool)
     saturated = np.zeros(resource_count, dtype=bool)
@@ -75,17 +118,16 @@ def max_min_rates(
     # whom is worked out once at the end, not round by round.
     saturated_round = np.full(resource_count, -1, dtype=np.int64)
     frozen_round = np.full(flow_count, -1, dtype=np.int64)
+    fair_share = rate_cap / share
     level = 0.0
     # Every round freezes at least one flow, so this bound is never reached in exact
     # arithmetic; it turns a numerical stall into an error instead of a hang.
     for round_number in range(flow_count + 1):
-        active_share = np.where(active, share, 0.0)
-        demand = weights @ active_share
+        demand = paths.load(np.where(active, share, 0.0), resource_count)
         growing = (demand > 0) & ~saturated
         with np.errstate(divide="ignore", invalid="ignore"):
-            step_resource = np.where(growing, residual / demand, np.inf)
-            step_cap = np.where(active, rate_cap / share - level, np.inf)
-        step = min(step_resource.min(initial=np.inf), step_cap.min(initial=np.inf))
+            step_resource = residual[growing] / demand[growing]
+        step = min(step_resource.min(initial=np.inf), (fair_share[active] - level).min(initial=np.inf))
         if not np.isfinite(step):
             unbounded = int(np.flatnonzero(active)[0])
             raise ValueError(f"flow {unbounded} crosses no resource and has no rate cap")
@@ -100,38 +142,35 @@ def max_min_rates(
         at_cap = active & (rate >= rate_cap * (1 - _REL_TOL))
         if newly_saturated.any():
             saturated_round[newly_saturated] = round_number
-            blocked = weights_t @ newly_saturated.astype(float)
-            on_saturated = active & ~at_cap & (blocked > 0)
+            blocked = np.zeros(flow_count, dtype=bool)
+            blocked[paths.flow[newly_saturated[paths.resource]]] = True
+            on_saturated = active & ~at_cap & blocked
             frozen_round[on_saturated] = round_number
             active &= ~on_saturated
         active &= ~at_cap
         if not active.any():
-            frozen = np.flatnonzero(frozen_round >= 0)
-            if frozen.size:
-                limiter[frozen] = _heaviest_saturated(weights_t, frozen, frozen_round[frozen], saturated_round)
+            frozen = frozen_round >= 0
+            if frozen.any():
+                limiter[frozen] = _heaviest_saturated(paths, frozen_round, saturated_round)[frozen]
             return rate, limiter
     raise RuntimeError("max-min solver did not converge")  # pragma: no cover
 
 
-def _heaviest_saturated(
-    weights_t: sp.csr_array, flows: np.ndarray, frozen_round: np.ndarray, saturated_round: np.ndarray
-) -> np.ndarray:
-    """For each of ``flows``, of the resources that saturated in the round the flow froze
+def _heaviest_saturated(paths: PathEntries, frozen_round: np.ndarray, saturated_round: np.ndarray) -> np.ndarray:
+    """For each flow, of the resources that saturated in the round the flow froze
     (``frozen_round``), the one with the largest weight on its path: the one it leans on
-    hardest.  Ties go to the lowest resource index."""
-    indptr = weights_t.indptr
-    starts = indptr[flows]
-    lengths = indptr[flows + 1] - starts
-    first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    # The positions of the selected flows' entries in the F x R arrays, row by row: this
-    # gathers without scipy's fancy indexing, which costs more than the rest of a round.
-    positions = np.repeat(starts - first, lengths) + np.arange(int(lengths.sum()))
-    resources = weights_t.indices[positions].astype(np.int64)
-    same_round = saturated_round[resources] == np.repeat(frozen_round, lengths)
-    data = np.where(same_round, weights_t.data[positions], 0.0)
-    # Every selected flow crosses a resource that saturated as it froze, so no row is
-    # empty: reduceat's per-row maximum, then the lowest resource index that reaches it.
-    heaviest = np.maximum.reduceat(data, first)
-    rows = np.repeat(np.arange(len(flows)), lengths)
-    candidate = np.where(data == heaviest[rows], resources, np.iinfo(np.int64).max)
-    return np.minimum.reduceat(candidate, first)
+    hardest.  Ties go to the lowest resource index.  Meaningful only for frozen flows."""
+    resource = paths.resource
+    in_round = saturated_round[resource] == frozen_round[paths.flow]
+    # Weights are positive, so 0 marks an entry that does not count; a flow that froze on
+    # a resource has at least one entry that does.  Per flow: reduceat over its entries
+    # (flows without entries are left out: reduceat cannot express an empty segment).
+    weight = np.where(in_round, paths.weight, 0.0)
+    with_entries = paths.path_length > 0
+    first = paths.start[with_entries]
+    heaviest = np.zeros(len(paths.path_length))
+    heaviest[with_entries] = np.maximum.reduceat(weight, first)
+    candidate = np.where(in_round & (weight == heaviest[paths.flow]), resource, np.iinfo(np.int64).max)
+    lowest = np.full(len(paths.path_length), np.iinfo(np.int64).max)
+    lowest[with_entries] = np.minimum.reduceat(candidate, first)
+    return lowest

@@ -22,7 +22,7 @@ from simpy.events import Event
 
 from simfs.engine.clock import clock_resolution
 from simfs.engine.flow import Flow, Path
-from simfs.engine.maxmin import CAP, max_min_rates
+from simfs.engine.maxmin import CAP, PathEntries, max_min_rates_of_paths
 from simfs.engine.resource import KIND_COUNT, OTHER, READ, WRITE, Resource, ResourceLoad, lowering_mechanism
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class FluidNetwork:
         self._entry_mechanism = np.zeros(0, dtype=np.int64)
         self._any_raised = False
         self._path_length = np.zeros(0, dtype=np.int64)
-        self._cached_matrix: sp.csc_array | None = None
+        self._cached_paths: PathEntries | None = None
         self._pending: list[Flow] = []
         self._load_dependent: list[Resource] = []
         self._load_rows = np.zeros(0, dtype=np.int64)
@@ -301,23 +301,29 @@ class FluidNetwork:
                 self.stats.reduced_time[key] += by_tag[tag * width : (tag + 1) * width]
 
     def _resource_load(self, rate: np.ndarray) -> np.ndarray:
-        matrix = self._matrix()
-        return matrix @ rate if matrix is not None else np.zeros(len(self._resources))
+        if not len(self._flows):
+            return np.zeros(len(self._resources))
+        return self._paths().load(rate, len(self._resources))
+
+    def _paths(self) -> PathEntries:
+        """The active flows' path entries (the weight matrix by columns), rebuilt only
+        after the set of flows changes."""
+        if self._cached_paths is None:
+            self._cached_paths = PathEntries(self._entry_resource, self._entry_weight, self._path_length)
+        return self._cached_paths
 
     def _matrix(self) -> sp.csc_array | None:
-        """The R x F weight matrix of the active flows, rebuilt only after the set changes."""
+        """The R x F weight matrix of the active flows (for inspection and tests; the
+        solver works on :meth:`_paths`)."""
         if not len(self._flows):
             return None
-        if self._cached_matrix is None:
-            # Imported here, not at the top: `simfs show` builds systems without solving.
-            import scipy.sparse as sp
+        import scipy.sparse as sp
 
-            indptr = np.zeros(len(self._flows) + 1, dtype=np.int64)
-            np.cumsum(self._path_length, out=indptr[1:])
-            self._cached_matrix = sp.csc_array(
-                (self._entry_weight, self._entry_resource, indptr), shape=(len(self._resources), len(self._flows))
-            )
-        return self._cached_matrix
+        indptr = np.zeros(len(self._flows) + 1, dtype=np.int64)
+        np.cumsum(self._path_length, out=indptr[1:])
+        return sp.csc_array(
+            (self._entry_weight, self._entry_resource, indptr), shape=(len(self._resources), len(self._flows))
+        )
 
     def _keep_flows(self, keep: np.ndarray) -> None:
         """Drop the flows whose ``keep`` is False from the list and every per-flow array."""
@@ -330,7 +336,7 @@ class FluidNetwork:
             self._any_raised = bool(self._entry_mechanism.any())
         for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share", "_path_length"):
             setattr(self, name, getattr(self, name)[keep])
-        self._cached_matrix = None
+        self._cached_paths = None
 
     def _complete_finished(self) -> None:
         if not len(self._flows):
@@ -387,7 +393,7 @@ class FluidNetwork:
         self._work = np.concatenate([self._work, works])
         self._cap = np.concatenate([self._cap, [f.rate_cap for f in new]])
         self._share = np.concatenate([self._share, [f.share for f in new]])
-        self._cached_matrix = None
+        self._cached_paths = None
 
     def _solve(self, _event: Event) -> None:
         self._solve_pending = False
@@ -399,12 +405,11 @@ class FluidNetwork:
             self._rate = np.zeros(0)
             self._record(np.zeros(len(self._resources)), np.zeros(len(self._resources)), np.ones(len(self._resources)))
             return
-        matrix = self._matrix()
         flow_count = np.bincount(self._entry_resource, minlength=len(self._resources))
         capacity = self._effective_capacity(flow_count)
-        self._rate, self._limiter = max_min_rates(matrix, capacity, self._cap, self._share)
+        self._rate, self._limiter = max_min_rates_of_paths(self._paths(), capacity, self._cap, self._share)
         if self._record_timeline:
-            self._record(matrix @ self._rate / capacity, flow_count, capacity / self._capacity)
+            self._record(self._resource_load(self._rate) / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
     def mechanism_code(self, mechanism: str) -> int:
