@@ -15,6 +15,7 @@ drives.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
@@ -225,6 +226,10 @@ class _Program:
         #: Phases (iteration, label) whose data ran at request level.
         self.modes: dict[tuple[int, str], str] = {}
         self.draining: set[tuple[int, tuple]] = set()
+        #: mdtest -W: per (iteration, phase label), each rank's items at the deadline;
+        #: per iteration, the count every rank went on to (the later phases' items).
+        self.stonewall_counts: dict[tuple[int, str], list[int]] = {}
+        self.mdtest_items: dict[int, int] = {}
 
     def rank(self, rank: int):
         jitter = self.fs.system.variability.start_jitter_s
@@ -471,15 +476,21 @@ class _Program:
         # mdtest -N: the items of the rank that many ranks on (created on its node).
         owner = phase.data_owner(rank, ppn, ranks)
         directory = ("mdtest", iteration, "shared" if phase.shared_directory else owner, self.rank_offset)
-        yield from self.fs.metadata.operate(
+        operate = functools.partial(
+            self.fs.metadata.operate,
             node,
             ops,
-            phase.items_per_rank,
-            f"{iteration}/{phase.label}",
+            tag=f"{iteration}/{phase.label}",
             directory=directory,
             shared_directory=phase.shared_directory,
             owner_node=owner // ppn + self.node_offset,
         )
+        # After a stonewalled create, mdtest's later file phases work on the items made.
+        items = phase.items_per_rank if is_dir else self.mdtest_items.get(iteration, phase.items_per_rank)
+        if phase.stonewall_s and phase.op == "create" and not is_dir:
+            items = yield from self._stonewalled_creates(iteration, phase, operate, start)
+        else:
+            yield from operate(items)
         if phase.bytes_per_rank:
             op = "write" if phase.op == "create" else "read"
             key = (iteration, f"mdtest-{rank}")
@@ -492,16 +503,31 @@ class _Program:
                 layout,
                 share,
                 op,
-                copy=True,
+                copy=not phase.direct,
                 request_bytes=phase.transfer_size_bytes,
                 call_bytes=phase.transfer_size_bytes,
             )
             cap = self.fs.core_Bps(node, op, phase.transfer_size_bytes)
             data_tag = self.network.tag(f"{iteration}/{phase.label}/client-core")
+            data_bytes = phase.bytes_per_rank * items / phase.items_per_rank
             yield self.network.transfer(
-                float(phase.bytes_per_rank), path, rate_cap=cap, tag=data_tag, kind=WRITE if op == "write" else READ
+                float(data_bytes), path, rate_cap=cap, tag=data_tag, kind=WRITE if op == "write" else READ
             )
-        self._record(iteration, phase, rank, node, start, ops=phase.items_per_rank)
+        self._record(iteration, phase, rank, node, start, ops=items)
+
+    def _stonewalled_creates(self, iteration: int, phase: PhaseSpec, operate, start: float):
+        """mdtest ``-W``: create until the deadline, then (an MPI_Allreduce of the counts)
+        every rank goes on to the count of the rank that made most, as mdtest does
+        ("Continue stonewall hit min ... max ..."); returns that count."""
+        done = yield from operate(phase.items_per_rank, deadline=start + phase.stonewall_s)
+        counts = self.stonewall_counts.setdefault((iteration, phase.label), [])
+        counts.append(done)
+        yield self.barrier.wait()
+        most = max(counts)
+        self.mdtest_items[iteration] = most
+        if most > done:
+            yield from operate(most - done)
+        return most
 
     def _record(
         self,

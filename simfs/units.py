@@ -41,11 +41,17 @@ def parse_dd_size(text: str) -> int:
 
 
 def parse_ior_size(text: str) -> int:
-    """An IOR size (``1m``, ``4g``, ``256k``, ``4096``) in bytes."""
+    """An IOR size (``1m``, ``4g``, ``256k``, ``4096``, ``16MiB``, ``512kb``) in bytes.
+
+    IOR reads a number and one suffix letter and ignores what follows the letter, so
+    ``16MiB`` and ``512kb`` are 16 MiB and 512 KiB there (powers of 1024 either way);
+    those two spellings are taken here too, anything else after the letter is refused."""
     match = _NUMBER_SUFFIX.match(text.strip())
-    if not match or match.group(2).lower() not in _IOR_SUFFIXES or len(match.group(2)) > 1:
+    suffix = match.group(2) if match else ""
+    letter, rest = suffix[:1].lower(), suffix[1:]
+    if not match or letter not in _IOR_SUFFIXES or rest not in ("", "b", "B", "iB"):
         raise ValueError(f"invalid size {text!r}: expected a number with optional k, m, g or t")
-    return int(match.group(1)) * _IOR_SUFFIXES[match.group(2).lower()]
+    return int(match.group(1)) * _IOR_SUFFIXES[letter]
 
 
 def format_bytes(count: float) -> str:

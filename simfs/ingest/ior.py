@@ -24,13 +24,29 @@ from simfs.ingest.common import MIB, fail, json_positive, non_negative, number, 
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
-_ROW = re.compile(r"^(write|read)\s+" + r"\s+".join([r"(\S+)"] * 9) + r"\s+(\d+)\s*$")
 _SUMMARY_ROW = re.compile(r"^(write|read)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+")
 _JSON_LINE = re.compile(r'^\s*([{}\[\],"]|$)')
+_VERSION = re.compile(r"^IOR-(\S+?):? MPI Coordinated Test", re.M)
+# IOR 3.3 and later print IOPS and latency; 3.1 and 3.2 do not.  The header says which.
+_HEADERS = {
+    ("access", "bw(MiB/s)", "IOPS", "Latency(s)", "block(KiB)", "xfer(KiB)", "open(s)", "wr/rd(s)", "close(s)",
+     "total(s)", "iter"): 11,
+    ("access", "bw(MiB/s)", "block(KiB)", "xfer(KiB)", "open(s)", "wr/rd(s)", "close(s)", "total(s)", "iter"): 9,
+}  # fmt: skip
+_ACCESS = re.compile(r"^(write|read|remove)\s")
+# With -D (stonewalling), rank 0 prints the fewest and most transfers a rank made before
+# the deadline (IOR 3.2 and later) and, for reads, the count it was told to reach.
+_STONEWALL = re.compile(
+    r"^stonewalling pairs accessed min: (\d+) max: (\d+) -- min data: ([\d.]+) GiB mean data: ([\d.]+) GiB "
+    r"time: ([\d.]+)s\s*$"
+)
+_SIZE = re.compile(r"^([\d.]+) (bytes|KiB|MiB|GiB|TiB)$")
+_SIZE_UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
 def looks_like_text(text: str) -> bool:
-    return text.lstrip().startswith("IOR-") or "\nCommand line        : " in text[:4000]
+    # MPI start-up noise can come first: megabytes of it in some IO500 submissions.
+    return _VERSION.search(text) is not None or "\nCommand line        : " in text[:65536]
 
 
 def looks_like_json(text: str) -> bool:
@@ -47,17 +63,37 @@ def _workload(command: str) -> str:
 
 
 def parse_text(text: str, origin: str, context: FileContext) -> list[Measurement]:
+    """Every results row of every test in the file.
+
+    Inside a results table a line that starts with an access name must be a row of the
+    table's layout (or it is an error naming the line); IOR and MPI print their warnings
+    into the same stream (``WARNING: Expected aggregate file size``, ``Max Write:``, MPI
+    help messages), and those lines are not results.  A ``stonewalling pairs accessed``
+    line (``-D``) adds the slowest rank's rate before the deadline, times the number of
+    ranks, as ``min_rank_agg_bw``: its transfers times the transfer size over the time.
+    """
     lines = text.splitlines()
     info: dict[str, str] = {}
     rows: list[Measurement] = []
     summary: list[Measurement] = []
     state = "header"
+    columns = 0
+    stonewall: tuple[int, re.Match[str]] | None = None
     for number_, raw in enumerate(lines, start=1):
         line = raw.rstrip()
+        version = _VERSION.match(line)
+        if version:
+            info["version"] = version[1]
         key, sep, value = line.partition(":")
-        if state == "header" and sep and key.strip() in ("Command line", "nodes", "tasks", "clients per node"):
-            info[key.strip()] = value.strip()
+        if sep and state in ("header", "after") and key.strip() in _HEADER_KEYS:
+            info[_HEADER_KEYS[key.strip()]] = value.strip()
+        old_style = _OLD_HEADER.match(line) if state in ("header", "after") else None
+        if old_style:
+            _read_old_header(old_style[1], old_style[2].strip(), info)
         if line.startswith("access") and "bw(MiB/s)" in line:
+            columns = _HEADERS.get(tuple(line.split()), 0)
+            if not columns:
+                raise fail(origin, number_, f"unknown IOR results header: {line[:100]!r}")
             state = "results"
             continue
         if line.startswith("Summary of all tests:"):
@@ -68,20 +104,31 @@ def parse_text(text: str, origin: str, context: FileContext) -> list[Measurement
                 if not line.strip() and rows:
                     state = "after"
                 continue
-            match = _ROW.match(line)
-            if not match:
-                raise fail(origin, number_, f"not an IOR results row: {line[:80]!r}")
+            wall = _STONEWALL.match(line)
+            if wall:
+                stonewall = (number_, wall)
+                continue
+            if not _ACCESS.match(line):
+                continue  # a warning or an MPI message printed into the table
+            fields = line.split()
+            if len(fields) != columns or not fields[-1].isdigit():
+                raise fail(origin, number_, f"not an IOR results row of {columns} columns: {line[:80]!r}")
+            if fields[0] == "remove":
+                continue  # IOR 4 can time the removal; it moves no data
             rows.append(
                 _measurement(
                     origin,
                     number_,
-                    match[1],
-                    positive_number(match[2], origin, number_, "bw(MiB/s)"),
+                    fields[0],
+                    positive_number(fields[1], origin, number_, "bw(MiB/s)"),
                     context,
                     info,
-                    int(match[11]),
+                    int(fields[-1]),
                 )
             )
+            if stonewall is not None:
+                rows.append(_stonewall_measurement(origin, stonewall, fields[0], context, info))
+                stonewall = None
         elif state == "summary":
             if line.startswith("Operation") or not line.strip():
                 continue
@@ -104,6 +151,45 @@ def parse_text(text: str, origin: str, context: FileContext) -> list[Measurement
     return measurements
 
 
+# Header lines kept (IOR 3.2 and later: ``key : value``; 3.1 says ``Command line used:``).
+_HEADER_KEYS = {
+    "Command line": "Command line",
+    "Command line used": "Command line",
+    "nodes": "nodes",
+    "tasks": "tasks",
+    "clients per node": "clients per node",
+    "xfersize": "xfersize",
+}
+# IOR 3.1's test summary: tab-indented ``key = value`` (``clients = 64 (1 per node)``).
+_OLD_HEADER = re.compile(r"^\t(clients|xfersize)\s*= (.*)$")
+_OLD_CLIENTS = re.compile(r"^(\d+) \((\d+) per node\)$")
+
+
+def _read_old_header(key: str, value: str, info: dict[str, str]) -> None:
+    if key == "xfersize":
+        info["xfersize"] = value
+        return
+    clients = _OLD_CLIENTS.match(value)
+    if clients:
+        info["tasks"] = clients[1]
+        info["clients per node"] = clients[2]
+
+
+def _stonewall_measurement(
+    origin: str, stonewall: tuple[int, re.Match[str]], access: str, context: FileContext, info: dict[str, str]
+) -> Measurement:
+    number_, match = stonewall
+    tasks = _text_count(info, "tasks")
+    size = _SIZE.match(info.get("xfersize", ""))
+    if tasks is None or size is None:
+        raise fail(origin, number_, "a stonewalling line without the header's 'tasks' and 'xfersize' to scale it")
+    seconds = positive_number(match[5], origin, number_, "stonewalling time")
+    slowest_bytes = int(match[1]) * float(size[1]) * _SIZE_UNITS[size[2]]
+    measurement = _measurement(origin, number_, access, slowest_bytes * tasks / seconds / MIB, context, info, None)
+    measurement.metric = "min_rank_agg_bw"
+    return measurement
+
+
 def _json_count(params: dict[str, Any], key: str, origin: str, test: int) -> int | None:
     value = params.get(key)
     if value is None:
@@ -121,10 +207,14 @@ def _text_count(info: dict[str, str], key: str) -> int | None:
 
 def _measurement(origin, line, access, bw_mib, context, info, iteration) -> Measurement:
     tasks = _text_count(info, "tasks")
-    nodes = _text_count(info, "nodes") or context.nodes
+    nodes = _text_count(info, "nodes")
     ppn = _text_count(info, "clients per node")
     if ppn is None and tasks and nodes:
         ppn = tasks // nodes
+    # IOR before 3.3 prints tasks and tasks per node but not nodes.
+    if nodes is None and tasks and ppn and tasks % ppn == 0:
+        nodes = tasks // ppn
+    nodes = nodes or context.nodes
     return Measurement(
         source=f"{origin}:{line}",
         tool="ior",
@@ -132,6 +222,7 @@ def _measurement(origin, line, access, bw_mib, context, info, iteration) -> Meas
         metric="agg_bw",
         value=bw_mib * MIB,
         iteration=iteration,
+        tool_version=info.get("version", ""),
         **context.fields(workload=_workload(info.get("Command line", context.workload)), nodes=nodes, ppn=ppn),
     )
 
@@ -185,6 +276,7 @@ def parse_json(text: str, origin: str, context: FileContext) -> list[Measurement
                     metric="agg_bw",
                     value=json_positive(entry["bwMiB"], origin, f"{path}.bwMiB") * MIB,
                     iteration=iteration[access],
+                    tool_version=str(document.get("Version", "")),
                     **context.fields(workload=command, nodes=nodes, ppn=ppn),
                 )
             )

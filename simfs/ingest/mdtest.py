@@ -1,4 +1,4 @@
-"""mdtest's ``SUMMARY rate`` table (mdtest 3.x/4.x)::
+"""mdtest's ``SUMMARY rate`` table (mdtest 1.9.3 to 4.1)::
 
     mdtest-4.1.0+dev was launched with 2 total task(s) on 1 node(s)
     Command line used: /usr/bin/mdtest '-n' '200' '-F' '-u' '-i' '2' '-d' '/tmp/mdt'
@@ -11,6 +11,11 @@ Each operation row gives ``ops_rate`` (the mean) with the standard deviation as
 uncertainty; ``phase`` is the operation in snake case (``file_creation``).  A row of
 zeros is an operation mdtest did not run (older mdtest prints every operation): no
 measurement, not a zero.  Any other row with a mean that is not above zero is an error.
+mdtest before 3.4 writes ``File creation     :`` (a colon after the name) and 1.9.3 heads
+the table ``SUMMARY: (of N iterations)``; the ``SUMMARY time`` table that 3.3 and later add
+is not read.  With ``-W`` (stonewall), a ``File create (stonewall)`` row (mean only) is the
+rate up to the deadline: ``ops_rate`` of phase ``file_create_stonewall``, kept beside the
+phase's own rate.  MPI start-up messages before mdtest's first line are passed over.
 """
 
 from __future__ import annotations
@@ -21,32 +26,43 @@ from simfs.ingest.common import fail, non_negative, number, positive
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
-_LAUNCH = re.compile(r"launched with (\d+) total task\(s\) on (\d+) node\(s\)")
+_LAUNCH = re.compile(r"(?:mdtest-(\S+) was )?launched with (\d+) total task\(s\) on (\d+) node\(s\)")
 _COLUMNS = ("Max", "Min", "Mean", "Std Dev")
-_ROW = re.compile(r"^\s+([A-Za-z][A-Za-z ]+?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+# mdtest 1.9 to 3.3 put a colon after the operation's name.
+_ROW = re.compile(r"^\s+([A-Za-z][A-Za-z ]+?)\s*:?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
+# The rate table: ``SUMMARY rate (in ops/sec):`` (3.4, 4.x), ``SUMMARY rate: (of N
+# iterations)`` (3.3), ``SUMMARY: (of N iterations)`` (1.9.3).  ``SUMMARY time`` is not rates.
+_RATE_TABLE = re.compile(r"^SUMMARY(?: rate(?: \(in ops/sec\))?)?: ")
+# With -W (stonewall), mdtest 3.3 and later add the rate up to the deadline: mean only.
+_STONEWALL_ROW = re.compile(r"^\s+([A-Za-z][A-Za-z ]+?) \(stonewall\)\s*:?\s+NA\s+NA\s+([\d.]+)\s+NA\s*$")
+_LAUNCHED = re.compile(r"^mdtest-\S+ was launched with", re.M)
 
 
 def looks_like(text: str) -> bool:
-    return "SUMMARY rate" in text and "mdtest" in text[:2000]
+    # MPI start-up messages can come before mdtest's first line.
+    return _LAUNCHED.search(text) is not None and re.search(r"^SUMMARY(?: rate)?\b", text, re.M) is not None
 
 
 def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
     tasks = nodes = None
+    version = ""
     command = context.workload
     measurements = []
     in_table = False
+    saw_table = False
     for number_, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
         launch = _LAUNCH.search(line)
         if launch:
             # Zero tasks or nodes is not a count a run can have: unknown, not zero.
-            tasks, nodes = int(launch[1]) or None, int(launch[2]) or None
+            tasks, nodes = int(launch[2]) or None, int(launch[3]) or None
+            version = launch[1] or ""
         if line.startswith("Command line used:"):
-            words = [w.strip("'") for w in line.split(":", 1)[1].split()]
+            words = [w.strip("'\"") for w in line.split(":", 1)[1].split()]
             words[0] = "mdtest"
             command = " ".join(words)
-        if line.startswith("SUMMARY rate"):
-            in_table = True
+        if _RATE_TABLE.match(line):
+            in_table = saw_table = True
             continue
         if not in_table:
             continue
@@ -57,6 +73,21 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             continue
         if stripped.startswith(("-- finished", "SUMMARY")):
             in_table = False
+            continue
+        stonewall = _STONEWALL_ROW.match(line)
+        if stonewall:
+            rate = positive(number(stonewall[2], origin, number_, "Mean"), origin, number_, "Mean")
+            measurements.append(
+                Measurement(
+                    source=f"{origin}:{number_}",
+                    tool="mdtest",
+                    tool_version=version,
+                    phase=stonewall[1].strip().lower().replace(" ", "_") + "_stonewall",
+                    metric="ops_rate",
+                    value=rate,
+                    **context.fields(workload=command, nodes=nodes, ppn=(tasks // nodes) if tasks and nodes else None),
+                )
+            )
             continue
         match = _ROW.match(line)
         if not match:
@@ -70,6 +101,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             Measurement(
                 source=f"{origin}:{number_}",
                 tool="mdtest",
+                tool_version=version,
                 phase=match[1].strip().lower().replace(" ", "_"),
                 metric="ops_rate",
                 value=mean,
@@ -81,6 +113,8 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 ),
             )
         )
+    if not measurements and saw_table:
+        raise fail(origin, None, "every rate in the SUMMARY rate table is zero: the run measured no operation")
     if not measurements:
         raise fail(origin, None, "no mdtest 'SUMMARY rate' rows: the run did not finish or the file is truncated")
     return measurements

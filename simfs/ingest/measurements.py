@@ -19,6 +19,8 @@ One row per measured value.  Columns:
 ``unit``           ``B/s``, ``op/s``, ``s`` or ``1`` (dimensionless)
 ``uncertainty``    relative 1-sigma uncertainty of the value, if known
 ``iteration``      repetition index within the source, if the tool reports one
+``tool_version``   the tool's version as its output states it (``3.2.0``, ``4.1.0+dev``,
+                   ``io500-isc24_v1``), if it does
 =================  ===========================================================================
 """
 
@@ -46,6 +48,7 @@ COLUMNS = [
     "unit",
     "uncertainty",
     "iteration",
+    "tool_version",
 ]
 METRIC_UNITS = {
     "agg_bw": "B/s",
@@ -80,6 +83,7 @@ class Measurement:
     system: str = ""
     uncertainty: float = math.nan
     iteration: int | None = None
+    tool_version: str = ""
 
     def row(self) -> dict[str, Any]:
         row = asdict(self)

@@ -24,7 +24,8 @@ from simfs.ingest.common import fail, non_negative, number, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import COLUMNS, METRIC_UNITS, Measurement
 
-HEADER = [column for column in COLUMNS if column != "iteration"]
+# Columns a published-results CSV must have (iteration and tool version are optional).
+HEADER = [column for column in COLUMNS if column not in ("iteration", "tool_version")]
 _UNITS = {
     "B/s": ("B/s", 1.0),
     "kB/s": ("B/s", 1e3),

@@ -43,7 +43,7 @@ import mmap
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,8 @@ class _RankProgram:
         # as some storage treats zeros apart (a thin-provisioned virtual disk may unmap them).
         self.zeros = self.spec.tool == "dd" and self.spec.options.get("if") in (None, "/dev/zero")
         self.pending: list[RankPhase] = []  # an unsynchronised run reports at the end
+        #: mdtest -W: per iteration, the items every rank went on to after the deadline.
+        self.mdtest_items: dict[int, int] = {}
 
     # -- the run ----------------------------------------------------------------------
     def run(self) -> None:
@@ -359,33 +361,68 @@ class _RankProgram:
         """The rank whose items this rank works on (itself, or ``-N`` ranks on)."""
         return phase.data_owner(self.rank, self.plan.ppn, self.plan.ranks)
 
-    def _item_paths(self, iteration: int, phase: PhaseSpec) -> list[Path]:
+    def _item_count(self, iteration: int, phase: PhaseSpec) -> int:
+        # After a stonewalled create (mdtest -W), the later file phases work on the items made.
+        if _item_kind(phase) == "dir":
+            return phase.items_per_rank
+        return self.mdtest_items.get(iteration, phase.items_per_rank)
+
+    def _item_path(self, iteration: int, phase: PhaseSpec) -> Callable[[int], Path]:
+        """Item ``index``'s path (made one at a time: an IO500 run has a million per rank)."""
         directory = self._item_directory(iteration, phase)
-        kind = _item_kind(phase)
-        owner = self._item_owner(phase)
-        return [directory / f"{kind}.mdtest.{owner}.{index}" for index in range(phase.items_per_rank)]
+        prefix = f"{_item_kind(phase)}.mdtest.{self._item_owner(phase)}."
+        return lambda index: directory / f"{prefix}{index}"
+
+    def _item_paths(self, iteration: int, phase: PhaseSpec) -> Iterator[Path]:
+        path_of = self._item_path(iteration, phase)
+        return (path_of(index) for index in range(self._item_count(iteration, phase)))
 
     def _metadata_phase(self, iteration: int, phase: PhaseSpec, record: RankPhase) -> None:
-        paths = self._item_paths(iteration, phase)
         kind = _item_kind(phase)
+        stonewalled = bool(phase.stonewall_s) and phase.op == "create" and kind == "file"
+        count = phase.items_per_rank if stonewalled else self._item_count(iteration, phase)
+        path_of = self._item_path(iteration, phase)
         data = (
             bytes(self._buffer(phase.transfer_size_bytes)[: phase.transfer_size_bytes]) if phase.bytes_per_rank else b""
         )
-        done = 0
         record.open_start = record.open_end = record.xfer_start = self._now()
+        deadline = record.xfer_start + phase.stonewall_s if stonewalled else None
+        done = self._items(phase, kind, path_of, data, record, 0, count, deadline)
+        if stonewalled:
+            # mdtest's MPI_Allreduce of the counts, then every rank goes on to the most.
+            most = max(self._collective(done))
+            self.mdtest_items[iteration] = most
+            done = self._items(phase, kind, path_of, data, record, done, most)
+        record.xfer_end = record.close_start = record.close_end = self._now()
+        record.ops = done
+        record.bytes = done * len(data)
+
+    def _items(
+        self,
+        phase: PhaseSpec,
+        kind: str,
+        path_of: Callable[[int], Path],
+        data: bytes,
+        record: RankPhase,
+        done: int,
+        until: int,
+        deadline: float | None = None,
+    ) -> int:
+        """Items ``done`` to ``until`` (none started at or after ``deadline``, in this
+        rank's clock); returns how many are done."""
         try:
-            for path in paths if self.failure is None else []:
+            while done < until and self.failure is None:
+                if deadline is not None and self._now() >= deadline:
+                    break
                 self._check(phase.label, done + 1)
                 start = self._now() if self.plan.trace_ops else 0.0
-                _item_operation(phase.op, kind, path, data)
+                _item_operation(phase.op, kind, path_of(done), data)
                 if self.plan.trace_ops:
                     record.samples.append((done, len(data), start, self._now() - start))
                 done += 1
         except (OSError, RunAborted) as exc:
-            self._fail(exc, f"{phase.label} {paths[done] if done < len(paths) else ''}")
-        record.xfer_end = record.close_start = record.close_end = self._now()
-        record.ops = done
-        record.bytes = done * len(data)
+            self._fail(exc, f"{phase.label} {path_of(done)}")
+        return done
 
 
 def ior_file_name(spec: WorkloadSpec) -> str:

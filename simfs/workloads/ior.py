@@ -22,13 +22,33 @@ Supported options (IOR 3.x names, ``ior -h``):
 ``--posix.odirect``    O_DIRECT (``-B`` is the IOR 2 spelling)
 ``-O summaryFormat=``  output format (``-O summaryFile=`` too): no effect on the I/O
 ``-O stoneWallingWearOut=1``  with ``-D``: after the deadline every rank goes on until it
-                       has done as many transfers as the rank that did most (IOR's wear-out)
+                       has done as many transfers as the rank that did most (IOR's wear-out);
+                       without ``-D`` (or with ``-D 0``, no deadline) it does nothing
+``-u``                 with ``-F``: each file in a directory of its own (not all in one)
 ``-v``, ``-vv``, ...   verbosity: no effect on the I/O
 =====================  =================================================================
 
-``-z`` and ``-D`` are parsed here for the runner (``simfs measure``); the simulator
-refuses them with that advice, because it has no model of random offsets within a file
-or of a phase cut at a deadline.
+Accepted and without effect on the I/O that is timed (the IO500 harness gives most of
+them), so neither the simulator nor the runner acts on them:
+
+=================================  =====================================================
+``-k``, ``-K``                     keep the files afterwards (bookkeeping)
+``-R``, ``-W``                     read the data back to check it, after the timed
+                                   phase and outside its time (verification)
+``-G N``                           seed of the data signature in the buffers
+``-l TYPE``, ``--dataPacketType``  what the buffers hold (simfs models no compression
+                                   or deduplication, so their content does not matter)
+``-q``, ``-x``                     stop on the first error / do not retry a short
+                                   transfer (only matter when something fails)
+``-H``                             print the MPI-IO hints (output)
+``-d S``                           delay between repetitions (outside every phase's time)
+``-O stoneWallingStatusFile=``     where ``-D`` saves the transfer count (bookkeeping)
+``-O saveRankPerformanceDetailsCSV=``  per-rank results file (output)
+=================================  =====================================================
+
+``-z`` is parsed here for the runner (``simfs measure``); the simulator refuses it with
+that advice, because it has no model of random offsets within a file.  ``-D`` runs in
+both.  Options may be written ``-t 4k``, ``-t4k`` or ``-t=4k`` (IOR 4).
 
 Sizes take IOR's suffixes k, m, g, t (powers of 1024).  Tasks and tasks per node are
 experiment settings (``nodes``, ``ppn``), so ``-N`` is rejected with that advice.
@@ -37,14 +57,20 @@ experiment settings (``nodes``, ``ppn``), so ``-N`` is rejected with that advice
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.workloads.options import parse_count, parse_size, scan_options
+from simfs.workloads.options import NoIoOptions, parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
-_FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "-g", "-z", "-c", "--posix.odirect"}
+_FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "-g", "-z", "-c", "-u", "--posix.odirect"}
 _VALUED = {"-a", "-t", "-b", "-s", "-i", "-o", "-O", "-Q", "-D"}
 _VERBOSITY = {"-v", "-vv", "-vvv", "-vvvv"}
-# -O options that only change what IOR prints, not what it does; and the one that does.
-_OUTPUT_ONLY = {"summaryFormat", "summaryFile"}
+# Options that change nothing timed (the table above).
+_NO_IO = NoIoOptions(
+    flags=frozenset({"-k", "-K", "-R", "-W", "-q", "-x", "-H"}),
+    valued=frozenset({"-G", "-l", "-d"}),
+    long=frozenset({"dataPacketType"}),
+)
+# -O options that only change what IOR prints or saves, not what it does; and the one that does.
+_OUTPUT_ONLY = {"summaryFormat", "summaryFile", "stoneWallingStatusFile", "saveRankPerformanceDetailsCSV"}
 _WEAR_OUT = "stoneWallingWearOut"
 _EXPERIMENT = {"-N": "nodes and ppn", "--tasksPerNode": "ppn"}
 
@@ -69,7 +95,14 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         raise WorkloadError(f"ior: unsupported option {arg!r} (see simfs.workloads.ior for the subset)")
 
     flags, values = scan_options(
-        "ior", args, _FLAGS, _VALUED, ignored=_VERBOSITY, check_value=check_value, unknown=unknown
+        "ior",
+        args,
+        _FLAGS,
+        _VALUED,
+        ignored=_VERBOSITY,
+        no_io=_NO_IO,
+        check_value=check_value,
+        unknown=unknown,
     )
 
     api = values.get("-a", "POSIX").upper()
@@ -77,6 +110,8 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         raise WorkloadError(f"ior: -a {values['-a']}: only the POSIX and MPIIO APIs are modelled")
     if "-c" in flags and api != "MPIIO":
         raise WorkloadError("ior: -c (collective I/O) needs -a MPIIO")
+    if "-u" in flags and "-F" not in flags:
+        raise WorkloadError("ior: -u (a directory per file) needs -F (a file per process)")
     if "-c" in flags and "-F" in flags:
         raise WorkloadError("ior: -c (collective I/O) applies to one shared file: drop -F")
     transfer = _size(values, "-t", "256k")
@@ -89,11 +124,11 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
     if "-Q" in values and "-C" not in flags:
         raise WorkloadError("ior: -Q sets the -C reorder distance: give -C with it")
     stonewall_s = 0.0
-    if "-D" in values:
+    if values.get("-D", "0") != "0":  # -D 0 is IOR's default: no deadline
         stonewall_s = float(_count(values, "-D", "1"))
-    wear_out = extended.get(_WEAR_OUT) == "1"
-    if wear_out and not stonewall_s:
-        raise WorkloadError(f"ior: -O {_WEAR_OUT}=1 needs a stonewall deadline (-D SECONDS)")
+    # Without -D there is nothing to wear out: IOR accepts the setting and does nothing
+    # with it (the IO500 passes it to its read phases too).
+    wear_out = extended.get(_WEAR_OUT) == "1" and stonewall_s > 0
 
     do_write = "-w" in flags or "-r" not in flags
     do_read = "-r" in flags or "-w" not in flags
@@ -101,7 +136,8 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         bytes_per_rank=block * segments,
         transfer_size_bytes=transfer,
         shared_file="-F" not in flags,
-        shared_directory="-F" in flags,  # IOR puts the files of -F in one directory
+        # IOR puts the files of -F in one directory, unless -u gives each its own.
+        shared_directory="-F" in flags and "-u" not in flags,
         direct=bool(flags & {"-B", "--posix.odirect"}),
         segment_count=segments,
         random_offsets="-z" in flags,

@@ -16,8 +16,33 @@ Supported options (mdtest 3.x/4.x names, ``mdtest -h``):
                        node: another node's items, which no client serves from its cache)
 ``-i N``               iterations
 ``-d PATH``            test directory (used by the runner; ignored by the simulator)
+``-a POSIX``           the POSIX interface (the only one modelled)
+``-W S``               stonewall: each rank stops creating files ``S`` seconds into the
+                       create phase, then all go on to the count of the rank that made
+                       most (mdtest's own wear-out); the run's later file phases work
+                       on that many items (``-W 0``: no deadline)
+``-Y``                 sync after each phase, inside its time: an mdtest phase's file
+                       data (``-w``) reaches the servers inside the phase in simfs anyway
+``--posix.odirect``    O_DIRECT for the files' data (``-w``, ``-e``): no page-cache copy
 ``-v``, ``-vv``, ...   verbosity: no effect
 =====================  =================================================================
+
+Accepted and without effect on what is timed (the IO500 harness gives most of them):
+
+=================================  =====================================================
+``-P``                             print rates and times (output)
+``-X``                             check the data read (verification of bytes already read)
+``-x PATH``                        where ``-W`` saves the stonewall count (bookkeeping)
+``-G N``, ``--dataPacketType``     what the file data holds (no compression modelled)
+``--saveRankPerformanceDetails``   per-rank results file (output)
+``-L``                             items only in the tree's leaves: the tree has one
+                                   level unless ``-z`` asks for more, so no effect here
+``-t``                             time each rank's unique-directory creation with the
+                                   phase: one ``mkdir`` per rank against ``-n`` items,
+                                   left out
+=================================  =====================================================
+
+Options may be written ``-n 10``, ``-n10`` or ``-n=10`` (mdtest 4).
 
 Every phase is timed between barriers and reported as items per second over the
 phase's makespan, as mdtest's SUMMARY does.  ``-w`` and ``-e`` sizes take k, m, g
@@ -27,18 +52,26 @@ suffixes (powers of 1024).
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.workloads.options import parse_count, parse_size, scan_options
+from simfs.workloads.options import NoIoOptions, parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
-_FLAGS = {"-F", "-D", "-C", "-T", "-E", "-r", "-u"}
-_VALUED = {"-n", "-w", "-e", "-i", "-d", "-N"}
+_FLAGS = {"-F", "-D", "-C", "-T", "-E", "-r", "-u", "-Y", "--posix.odirect"}
+_VALUED = {"-n", "-w", "-e", "-i", "-d", "-N", "-a", "-W"}
 _VERBOSITY = {"-v", "-vv", "-vvv"}
+# Options that change nothing timed (the table above).
+_NO_IO = NoIoOptions(
+    flags=frozenset({"-P", "-X", "-L", "-t"}),
+    valued=frozenset({"-x", "-G"}),
+    long=frozenset({"dataPacketType", "saveRankPerformanceDetails"}),
+)
 #: mdtest -N: how many strides on a phase's items belong to (mdtest.c).
 _STRIDE_STEPS = {"create": 0, "stat": 1, "read": 2, "remove": 3}
 
 
 def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
-    flags, values = scan_options("mdtest", args, _FLAGS, _VALUED, ignored=_VERBOSITY)
+    flags, values = scan_options("mdtest", args, _FLAGS, _VALUED, ignored=_VERBOSITY, no_io=_NO_IO)
+    if values.get("-a", "POSIX").upper() != "POSIX":
+        raise WorkloadError(f"mdtest: -a {values['-a']}: only the POSIX interface is modelled")
     if "-n" not in values:
         raise WorkloadError("mdtest: -n ITEMS is required (items per rank)")
     items = _count(values, "-n")
@@ -46,6 +79,9 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
     if values.get("-N", "0") != "0":  # -N 0 is mdtest's default: each rank its own items
         stride = parse_count("mdtest", f"-N {values['-N']}", values["-N"])
     iterations = _count(values, "-i") if "-i" in values else 1
+    stonewall_s = 0.0
+    if values.get("-W", "0") != "0":
+        stonewall_s = float(parse_count("mdtest", f"-W {values['-W']}", values["-W"]))
     write_bytes = _size(values, "-w")
     read_bytes = _size(values, "-e")
     if read_bytes > write_bytes and "-D" not in flags and ("-C" in flags or not flags & {"-C", "-T", "-E", "-r"}):
@@ -77,6 +113,8 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
                     items_per_rank=items,
                     shared_directory="-u" not in flags,
                     owner_stride=stride * _STRIDE_STEPS[step],
+                    stonewall_s=stonewall_s if (kind, step) == ("file", "create") else 0.0,
+                    direct="--posix.odirect" in flags,
                 )
             )
     options = {
@@ -85,6 +123,7 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
         "read_bytes": read_bytes,
         "path": values.get("-d"),
         "stride": stride,
+        "stonewall_s": stonewall_s,
     }
     return WorkloadSpec("mdtest", command, tuple(phases), iterations=iterations, aggregate="makespan", options=options)
 

@@ -4,6 +4,7 @@ each failure a WorkloadError naming the tool and the option as the user wrote it
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 from simfs.errors import WorkloadError
 from simfs.units import parse_ior_size
@@ -35,6 +36,20 @@ def parse_count(tool: str, shown: str, text: str, *, maximum: int = MAX_COUNT) -
     return int(text)
 
 
+@dataclass(frozen=True)
+class NoIoOptions:
+    """A tool's options that change nothing timed: ``flags``, ``valued`` options (``-G
+    27``, ``-G27``, ``-G=27``) and ``long`` ones (``--dataPacketType=timestamp``, by name)."""
+
+    flags: frozenset[str] = frozenset()
+    valued: frozenset[str] = frozenset()
+    long: frozenset[str] = frozenset()
+
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
 def scan_options(
     tool: str,
     args: list[str],
@@ -42,26 +57,41 @@ def scan_options(
     valued: set[str],
     *,
     ignored: Collection[str] = (),
+    no_io: NoIoOptions | None = None,
     check_value: Callable[[str, str], None] | None = None,
     unknown: Callable[[str], None] | None = None,
 ) -> tuple[set[str], dict[str, str]]:
     """getopt-style scan of a tool's command line: the ``flags`` present and the value of
-    each ``valued`` option (``-n 10`` or ``-n10``; the last one given wins, each one is
-    passed to ``check_value`` first).  ``ignored`` options (verbosity) are skipped.
-    Anything else goes to ``unknown``, which must raise; without it, a WorkloadError names
-    the option and the module with the supported subset."""
+    each ``valued`` option (``-n 10``, ``-n10`` or, as IOR 4 and mdtest 4 also take it,
+    ``-n=10``; the last one given wins, each one is passed to ``check_value`` first).
+    ``ignored`` flags (verbosity) and the ``no_io`` options (with their values) are
+    skipped: options that do not change the I/O (output, verification, bookkeeping; each
+    tool's module lists them).  Anything else goes to
+    ``unknown``, which must raise; without it, a WorkloadError names the option and the
+    module with the supported subset."""
+    no_io = no_io or NoIoOptions()
     seen: set[str] = set()
     values: dict[str, str] = {}
     position = 0
     while position < len(args):
         arg = args[position]
         position += 1
+        name, equals, setting = arg.partition("=")
         if arg in flags:
             seen.add(arg)
-        elif arg in ignored:
+        elif arg.startswith("--") and equals and name in flags:
+            # A long flag with a value (``--posix.odirect=TRUE``, as IOR takes it).
+            if setting.lower() not in _TRUE | _FALSE:
+                raise WorkloadError(f"{tool}: {arg}: expected {name}, or {name}=TRUE / FALSE")
+            if setting.lower() in _TRUE:
+                seen.add(name)
+        elif arg in ignored or arg in no_io.flags or (arg.startswith("--") and name[2:] in no_io.long):
             continue
+        elif arg[:2] in no_io.valued and not arg.startswith("--"):
+            if len(arg) == 2:
+                position += 1
         elif arg[:2] in valued and not arg.startswith("--"):
-            name, value = arg[:2], arg[2:]
+            name, value = arg[:2], arg[2:].removeprefix("=")
             if not value:
                 if position >= len(args):
                     raise WorkloadError(f"{tool}: option {name} needs a value")
@@ -70,6 +100,8 @@ def scan_options(
             if check_value is not None:
                 check_value(name, value)
             values[name] = value
+        elif arg.startswith("--") and "." in arg.partition("=")[0]:
+            raise WorkloadError(_backend_option(tool, arg))
         elif unknown is not None:
             unknown(arg)
             raise AssertionError(f"{tool}: the unknown-option handler returned for {arg!r}")
@@ -77,3 +109,13 @@ def scan_options(
             module = tool.rstrip("+")
             raise WorkloadError(f"{tool}: unsupported option {arg!r} (see simfs.workloads.{module} for the subset)")
     return seen, values
+
+
+def _backend_option(tool: str, arg: str) -> str:
+    """The error for an option of one of IOR's and mdtest's I/O backends (``--dfs.pool``,
+    ``--posix.gpfs.hintsFile``): which backend it belongs to and what simfs models."""
+    name = arg.partition("=")[0]
+    backend = name[2:].split(".")[0]
+    if backend in ("posix", "mpiio"):
+        return f"{tool}: {name}: this {backend.upper()} backend option is not modelled (--posix.odirect is)"
+    return f"{tool}: {name}: an option of the {backend.upper()} backend; only the POSIX and MPIIO APIs are modelled"

@@ -101,7 +101,7 @@ def test_sweep_two_keys_csv(capsys):
             ["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=10 skip=1"],
             "unsupported operand 'skip'",
         ),
-        (["simulate", "--system", "crtdc-lfs3", "--workload", "ior -q"], "unsupported option '-q'"),
+        (["simulate", "--system", "crtdc-lfs3", "--workload", "ior -Z"], "unsupported option '-Z'"),
         (
             ["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=10", "--set", "nodes=-4"],
             "nodes: expected a positive integer",

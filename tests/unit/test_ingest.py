@@ -200,3 +200,185 @@ def test_mdtest_rates_are_simulated_phase_by_phase():
     assert system.metadata.cores == 1
     assert predictor.predict(points[0]) == pytest.approx(1 / cycle, rel=2e-3)
     assert predictor.predict(points[0]) > 1 / open_close_s(system)  # faster than taking turns
+
+
+IO500_IOR = DATA / "io500-ior"
+
+
+@pytest.mark.parametrize(
+    ("name", "phase", "mib_s", "nodes", "ppn", "line"),
+    [
+        # Each value is the file's own results row; nodes and ppn from its Options block.
+        ("ior-3.1.0-easy-write.txt", "write", 12603, 16, 4, 22),  # "clients = 64 (4 per node)"
+        ("ior-3.2.0-hard-read.txt", "read", 28530, 184, 32, 31),  # 9-column table
+        ("ior-3.2.1-hard-read.txt", "read", 21362, 96, 1, 31),
+        ("ior-3.3.0-easy-read.txt", "read", 110032, 10, 16, 29),
+        ("ior-3.3alpha1-easy-read.txt", "read", 42800, 10, 16, 31),
+        ("ior-3.4.0-hard-read.txt", "read", 2439401, 10, 960, 32),
+        ("ior-3.4.0-easy-read-bytes-moved.txt", "read", 78248, 10, 38, 35),  # WARNING lines in the table
+        ("ior-4.1.0-easy-read.txt", "read", 191020, 10, 192, 35),
+    ],
+)
+def test_ior_outputs_of_every_version_in_the_io500_archive(name, phase, mib_s, nodes, ppn, line):
+    frame = read_measurements(IO500_IOR / name)
+    assert list(frame["metric"]) == ["agg_bw"]
+    row = frame.iloc[0]
+    assert (row["phase"], row["value"], row["nodes"], row["ppn"]) == (phase, mib_s * MIB, nodes, ppn)
+    assert row["source"].endswith(f"{name}:{line}")
+    assert row["workload"].startswith("ior ")
+
+
+def test_ior_stonewalling_line_gives_the_slowest_rank_times_the_ranks():
+    frame = read_measurements(IO500_IOR / "ior-3.2.0-hard-write-stonewall.txt")
+    by_metric = frame.set_index("metric")["value"]
+    # "write 162.04": every rank finished its 9,500 records (wear-out), so the makespan
+    # rate; "stonewalling pairs accessed min: 2800 ... time: 300.2s", 160 tasks of 47,008 B.
+    assert by_metric["agg_bw"] == pytest.approx(162.04 * MIB)
+    assert by_metric["min_rank_agg_bw"] == pytest.approx(2800 * 47008 * 160 / 300.2)
+    assert set(frame["nodes"]) == {10}  # 160 tasks at 16 per node: IOR 3.2 prints no node count
+    read = read_measurements(IO500_IOR / "ior-3.4.0-hard-read-stonewall.txt").set_index("metric")["value"]
+    assert read["min_rank_agg_bw"] == pytest.approx(250000 * 47008 * 756 / 472.1)
+
+
+def test_ior_output_after_mpi_start_up_noise_is_still_ior(tmp_path):
+    noise = "".join(f"[node{i}:1234] help message from btl_openib, line {i}\n" for i in range(3000))
+    (tmp_path / "ior.txt").write_text(noise + (IO500_IOR / "ior-3.3.0-easy-read.txt").read_text())
+    assert len(noise) > 65536
+    frame = read_measurements(tmp_path / "ior.txt")
+    assert frame["value"].iloc[0] == 110032 * MIB
+
+
+def test_ior_table_line_that_starts_like_a_row_must_be_one(tmp_path):
+    text = (IO500_IOR / "ior-3.4.0-easy-read-bytes-moved.txt").read_text()
+    (tmp_path / "ior.txt").write_text(text.replace("WARNING: Expected aggregate file size       =", "read      "))
+    with pytest.raises(
+        SimfsError, match=r"ior\.txt:32: not an IOR results row of 11 columns: 'read +3952712089600000'"
+    ):
+        read_measurements(tmp_path / "ior.txt")
+
+
+def test_ior_unknown_table_header_is_named(tmp_path):
+    text = (IO500_IOR / "ior-4.1.0-easy-read.txt").read_text().replace("Latency(s)", "Lat(s)")
+    (tmp_path / "ior.txt").write_text(text)
+    with pytest.raises(SimfsError, match=r"ior\.txt:\d+: unknown IOR results header"):
+        read_measurements(tmp_path / "ior.txt")
+
+
+IO500_MDTEST = DATA / "io500-mdtest"
+
+
+@pytest.mark.parametrize(
+    ("name", "rows", "nodes", "ppn"),
+    [
+        # (phase, mean ops/s, line) of every rate row that is not all zeros; nothing from
+        # the SUMMARY time tables (which 3.3 and later print after the rates).
+        ("mdtest-1.9.3-easy-write.txt", [("file_creation", 221527.480, 13), ("tree_creation", 3.015, 17)], 184, 32),
+        ("mdtest-3.3alpha1-easy-stat.txt", [("file_stat", 2763825.720, 14)], 10, 16),
+        (
+            "mdtest-3.3.0-easy-write-stonewall.txt",
+            [("file_creation", 81877.721, 17), ("file_create_stonewall", 120614.383, 21), ("tree_creation", 1.601, 22)],
+            8,
+            12,
+        ),
+        (
+            "mdtest-3.4.0-easy-write-stonewall.txt",
+            [
+                ("file_creation", 46925.092, 17),
+                ("file_create_stonewall", 47493.454, 21),
+                ("tree_creation", 891.126, 22),
+            ],
+            1,
+            16,
+        ),
+        ("mdtest-4.1.0-easy-stat.txt", [("file_stat", 428583.077, 15)], 4, 32),
+    ],
+)
+def test_mdtest_outputs_of_every_version_in_the_io500_archive(name, rows, nodes, ppn):
+    frame = read_measurements(IO500_MDTEST / name)
+    found = [(r.phase, r.value, int(r.source.rsplit(":", 1)[1])) for r in frame.itertuples()]
+    assert found == rows
+    assert set(frame["metric"]) == {"ops_rate"}
+    assert (set(frame["nodes"]), set(frame["ppn"])) == ({nodes}, {ppn})
+    assert all(w.startswith("mdtest ") and '"' not in w and "'" not in w for w in frame["workload"])
+
+
+def test_mdtest_table_of_only_zeros_is_refused_in_one_line(tmp_path):
+    text = (IO500_MDTEST / "mdtest-4.1.0-easy-stat.txt").read_text()
+    (tmp_path / "md.txt").write_text(text.replace("428583.077", "0.000"))
+    with pytest.raises(SimfsError, match=r"md\.txt: every rate in the SUMMARY rate table is zero"):
+        read_measurements(tmp_path / "md.txt")
+
+
+IO500_HARNESS = DATA / "io500-harness"
+GIB = 1 << 30
+
+
+def test_io500_bash_harness_summary_in_gb_per_s_is_gib_per_s():
+    frame = read_measurements(IO500_HARNESS / "bash-2019-GB-result_summary.txt").set_index("phase")
+    # The harness divided IOR's MiB/s by 1024 and printed "GB/s".
+    assert frame.loc["ior-easy-write", "value"] == pytest.approx(5.525 * GIB)
+    assert frame.loc["mdtest-hard-delete", "value"] == pytest.approx(8860.0)
+    assert frame.loc["bandwidth", "value"] == pytest.approx(1.77042)
+    assert len(frame) == 12 + 3
+    newer = read_measurements(IO500_HARNESS / "bash-2020-result_summary.txt")
+    assert len(newer) == 12 + 3 and newer["value"].gt(0).all()
+
+
+def test_io500_bash_harness_log_gives_each_result_its_command_line():
+    frame = read_measurements(IO500_HARNESS / "bash-2020-io-500-summary.txt").set_index("phase")
+    # Once each: the log's recap of result_summary.txt after "[Summary]" is not read again.
+    assert len(frame) == 12 + 3 and frame.index.is_unique
+    easy = frame.loc["ior-easy-write"]
+    assert easy["value"] == pytest.approx(9.289 * GIB)
+    assert easy["workload"].startswith("ior -w -a POSIX -t 4m -v -b 9920000m -F")
+    assert frame.loc["mdtest-hard-write", "workload"].startswith("mdtest -Y -C -t -F -P -w 3901 -e 3901")
+
+
+def test_io500_extended_score_is_kept_apart():
+    frame = read_measurements(IO500_HARNESS / "sc21-extended-result_summary.txt").set_index("phase")
+    assert frame.loc["total", "value"] == pytest.approx(21.717851)
+    assert frame.loc["total-extended", "value"] == pytest.approx(13.253362)
+
+
+def test_io500_result_ini_gives_scores_and_command_lines():
+    frame = read_measurements(IO500_HARNESS / "isc24-result.txt").set_index("phase")
+    assert len(frame) == 12 + 3
+    easy = frame.loc["ior-easy-write"]
+    assert (easy["metric"], easy["value"]) == ("agg_bw", pytest.approx(24.251707 * GIB))
+    assert easy["workload"].startswith("ior --dataPacketType=timestamp -C -Q 1 -g")
+    assert frame.loc["mdtest-easy-write", "value"] == pytest.approx(9262.330)
+    assert frame.loc["find", "workload"].startswith("pfind ")
+    assert frame.loc["total", "value"] == pytest.approx(6.703706)
+    isc20 = read_measurements(IO500_HARNESS / "isc20-result.txt").set_index("phase")
+    # The stonewall figure beside it (26883.15, unit unstated) is not read.
+    assert isc20.loc["ior-easy-write", "value"] == pytest.approx(73.660290 * GIB)
+    assert not any(phase.endswith("stonewall") for phase in isc20.index)
+
+
+def test_io500_result_ini_of_an_invalid_run_has_no_weight():
+    frame = read_measurements(IO500_HARNESS / "invalid-result.txt")
+    assert len(frame) > 0 and frame["uncertainty"].eq(math.inf).all()
+
+
+def test_io500_result_ini_bad_line_is_named(tmp_path):
+    text = (IO500_HARNESS / "isc24-result.txt").read_text().replace("score           = 9.262330", "score 9.262330")
+    (tmp_path / "result.txt").write_text(text)
+    with pytest.raises(SimfsError, match=r"result\.txt:17: not an IO500 result\.txt line .*'score 9\.262330'"):
+        read_measurements(tmp_path / "result.txt")
+
+
+@pytest.mark.parametrize(
+    ("path", "version"),
+    [
+        (IO500_IOR / "ior-3.1.0-easy-write.txt", "3.1.0"),
+        (IO500_IOR / "ior-3.3alpha1-easy-read.txt", "3.3alpha1"),
+        (DATA / "ior-shared.json", "4.1.0+dev"),
+        (IO500_MDTEST / "mdtest-1.9.3-easy-write.txt", "1.9.3"),
+        (IO500_HARNESS / "sc21-extended-result_summary.txt", "io500-sc21"),
+        (IO500_HARNESS / "invalid-result.txt", "io500-sc23_v1"),
+        (IO500_HARNESS / "isc20-result.txt", "io500-sc20_v3"),
+        (IO500_HARNESS / "bash-2019-GB-result_summary.txt", ""),  # the bash harness does not say
+    ],
+)
+def test_the_tool_version_is_recorded_as_the_output_states_it(path, version):
+    assert set(read_measurements(path)["tool_version"]) == {version}

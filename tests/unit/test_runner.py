@@ -450,3 +450,15 @@ def test_mpi_ctrl_c_stops_the_ranks_writes_the_record_and_cleans_up(tmp_path):
     assert saved["backend"] == "mpi" and saved["status"] == "interrupted", errors
     assert saved["reason"].startswith("rank ") and "interrupted" in saved["reason"]
     assert [phase["phase"] for phase in saved["phases"]] == ["write"]  # what completed is kept
+
+
+def test_mdtest_stonewall_and_its_wear_out(tmp_path):
+    # mdtest -W 1: no rank can make 2 million files in a second; after the deadline every
+    # rank goes on to the most any made, and the stat phase stats that many.
+    measured, text = _run("mdtest -n 2000000 -F -C -T -u -W 1", tmp_path)
+    creates = {r.rank: r.ops for r in measured.records if r.phase == "file create"}
+    stats = {r.rank: r.ops for r in measured.records if r.phase == "file stat"}
+    assert creates[0] == creates[1] == stats[0] == stats[1]
+    assert 0 < creates[0] < 2_000_000
+    assert [m.phase for m in mdtest.parse(text, "md.txt", FileContext())] == ["file_creation", "file_stat"]
+    assert _left(tmp_path) == []

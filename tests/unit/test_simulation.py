@@ -178,3 +178,18 @@ def test_a_stonewalled_phase_stops_at_its_deadline_with_whole_transfers():
     shared = simfs.simulate("crtdc-lfs5", "ior -w -t 1m -b 100g -D 1", nodes=2).phases.iloc[0]
     assert shared["mode"] == "request" and shared["bytes"] < 2 * 100 * 1024 * MIB
     assert 1.0 < shared["time_s"] < 1.1
+
+
+def test_mdtest_stonewall_stops_the_creates_and_the_later_phases_use_the_count():
+    # mdtest -W 1: each rank creates until 1 s into the phase, then every rank goes on to
+    # the most any made; the stat phase of the same run stats that many.
+    result = simfs.simulate("crtdc-lfs5", "mdtest -n 1000000 -F -C -T -u -W 1", nodes=2, ppn=2)
+    create, stat = (result.phases[result.phases["phase"] == label].iloc[0] for label in ("file create", "file stat"))
+    per_rank = result.ranks[result.ranks["phase"] == "file create"]["ops"]
+    assert per_rank.nunique() == 1 and 0 < per_rank.iloc[0] < 1_000_000
+    assert create["ops"] == stat["ops"] == 4 * per_rank.iloc[0]
+    # No create starts at or after the deadline; the last one ends within one create of it.
+    one_create_s = create["time_s"] * 4 / create["ops"]
+    assert 1.0 <= create["time_s"] < 1.0 + 2 * one_create_s
+    unbounded = simfs.simulate("crtdc-lfs5", "mdtest -n 2000 -F -C -u", nodes=2, ppn=2).phases.iloc[0]
+    assert unbounded["ops_per_s"] == pytest.approx(create["ops_per_s"], rel=0.01)

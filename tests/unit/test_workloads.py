@@ -75,7 +75,8 @@ def test_ior_attached_values_and_odirect():
         ("ior -a MPIIO -c -F -w", "applies to one shared file"),
         ("ior -Z", "unsupported option '-Z'"),
         ("ior -Q 2", "give -C"),
-        ("ior -O stoneWallingWearOut=1", "needs a stonewall"),
+        ("ior -a DFS --dfs.pool=tank", "only the POSIX and MPIIO APIs"),
+        ("ior -u -w", "-u \\(a directory per file\\) needs -F"),
         ("ior -t 3m -b 4m", "multiple of"),
         ("ior -N 16", "experiment setting"),
         ("ior -t", "needs a value"),
@@ -113,7 +114,9 @@ def test_mdtest_selected_phases_and_unique_directories():
         ("mdtest -F", "-n ITEMS is required"),
         ("mdtest -n 0", "-n 0: expected a positive integer"),
         ("mdtest -n 10 -F -D", "exclude each other"),
-        ("mdtest -n 10 -L", "unsupported option '-L'"),
+        ("mdtest -n 10 -z 2", "unsupported option '-z'"),
+        ("mdtest -n 10 -a DFS", "only the POSIX interface"),
+        ("mdtest -n 10 -W x", "-W x: expected a positive integer"),
         ("mdtest -n 10 -w 4q", "-w 4q"),
     ],
 )
@@ -171,3 +174,62 @@ def test_obdfilter_survey_printed_and_run_forms_agree():
 def test_obdfilter_survey_errors_name_the_variable(command, message):
     with pytest.raises(WorkloadError, match=message):
         parse_workload(command)
+
+
+# Real IO500 command lines (the corpus's ior-easy-write.txt, ior-hard-read.txt and
+# mdtest-easy-write.txt of ACC Cyfronet AGH Helios, 2024, io500-isc24_v3), paths shortened.
+IO500_IOR_EASY_WRITE = (
+    "ior --dataPacketType=timestamp -C -Q 1 -g -G -312789882 -k -e -o /net/d/ior-easy/ior_file_easy "
+    "-O stoneWallingStatusFile=/net/r/ior-easy.stonewall -t 2m -b 9920000m -F -w -D 300 "
+    "-O stoneWallingWearOut=1 -a POSIX -O saveRankPerformanceDetailsCSV=/net/r/ior-easy-write.csv"
+)
+IO500_IOR_HARD_READ = (
+    "ior --dataPacketType=timestamp -C -Q 1 -g -G=-312779194 -k -e -o /net/d/ior-hard/file "
+    "-O stoneWallingStatusFile=/net/r/ior-hard.stonewall -t 47008 -b 47008 -s 10000000 -r -R -a POSIX "
+    "-O saveRankPerformanceDetailsCSV=/net/r/ior-hard-read.csv -O stoneWallingWearOut=1"
+)
+IO500_MDTEST_EASY_WRITE = (
+    "mdtest --dataPacketType=timestamp -n 1000000 -u -L -F -P -G 573387913 -N 1 -d /net/d/mdtest-easy "
+    "-x /net/r/mdtest-easy.stonewall -C -Y -W 300 --saveRankPerformanceDetails=/net/r/mdtest-easy-write.csv -a POSIX"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "same_as"),
+    [
+        # What is left once the options that change nothing timed are taken out.
+        (IO500_IOR_EASY_WRITE, "ior -C -Q 1 -g -e -o /net/d/ior-easy/ior_file_easy -t 2m -b 9920000m -F -w -D 300 "
+         "-O stoneWallingWearOut=1 -a POSIX"),
+        (IO500_IOR_HARD_READ, "ior -C -Q 1 -g -e -o /net/d/ior-hard/file -t 47008 -b 47008 -s 10000000 -r -a POSIX"),
+        (IO500_MDTEST_EASY_WRITE, "mdtest -n 1000000 -u -F -N 1 -d /net/d/mdtest-easy -C -Y -W 300 -a POSIX"),
+    ],
+)  # fmt: skip
+def test_io500_command_lines_run_as_their_timed_part(command, same_as):
+    spec, bare = parse_workload(command), parse_workload(same_as)
+    assert spec.phases == bare.phases
+    assert (spec.iterations, spec.intra_phase_barriers) == (bare.iterations, bare.intra_phase_barriers)
+
+
+def test_io500_ior_stonewall_and_wear_out():
+    (write,) = parse_workload(IO500_IOR_EASY_WRITE).phases
+    assert (write.stonewall_s, write.wear_out, write.transfer_size_bytes) == (300.0, True, 2 << 20)
+    (read,) = parse_workload(IO500_IOR_HARD_READ).phases
+    # Wear-out without a deadline does nothing, as in IOR; -D 0 is no deadline.
+    assert (read.stonewall_s, read.wear_out, read.reorder_tasks) == (0.0, False, True)
+    assert parse_workload("ior -w -D 0 -t=4k -b=8k").phases[0].stonewall_s == 0.0
+    assert parse_workload("ior -w -t=4k -b=8k").phases[0].transfer_size_bytes == 4096
+
+
+def test_ior_unique_directories():
+    assert not parse_workload("ior -F -u -w").phases[0].shared_directory
+    assert parse_workload("ior -F -w").phases[0].shared_directory
+
+
+def test_mdtest_stonewall_applies_to_the_file_create():
+    phases = parse_workload("mdtest -n 100 -W 30 --posix.odirect -w 4096").phases
+    walled = {p.label: p.stonewall_s for p in phases}
+    assert walled["file create"] == 30.0
+    assert all(s == 0.0 for label, s in walled.items() if label != "file create")
+    assert all(p.direct for p in phases)
+    assert parse_workload(IO500_MDTEST_EASY_WRITE).phases[0].stonewall_s == 300.0
+    assert parse_workload("mdtest -n 100 -F -C -W 0").phases[0].stonewall_s == 0.0

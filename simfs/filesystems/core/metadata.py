@@ -140,20 +140,25 @@ class MetadataService:
         directory: Hashable = None,
         shared_directory: bool = False,
         owner_node: int | None = None,
-    ) -> Generator[Event, object, None]:
+        deadline: float = float("inf"),
+    ) -> Generator[Event, object, int]:
         """``items`` times the requests ``ops`` (``("create", "close")``), one after the
-        other, from a process on ``node`` (use with ``yield from``).
+        other, from a process on ``node`` (use with ``yield from``); returns the items done.
 
         ``directory`` names the directory the items live in; ``shared_directory`` says
         other processes update it too (so its lock is contended).  ``owner_node`` is the
         node whose process created the items (mdtest ``-N``): if it is another node, a
-        remove first calls that node's cached locks back.
+        remove first calls that node's cached locks back.  No item is started at or after
+        ``deadline`` (simulated seconds; mdtest ``-W``).
         """
-        for _ in range(items):
+        for done in range(items):
+            if self._env.now >= deadline:
+                return done
             for op in ops:
                 yield from self.request(
                     node, op, tag, directory=directory, shared_directory=shared_directory, owner_node=owner_node
                 )
+        return items
 
     def request(
         self,
