@@ -261,6 +261,14 @@ def _parser() -> argparse.ArgumentParser:
             "--format", choices=("table", "csv", "json"), default="table", help="output format (default table)"
         )
         sub.add_argument(
+            "--units",
+            choices=("decimal", "MiB", "GiB"),
+            default="decimal",
+            help="bandwidth units of the table: decimal (aggregate GB/s, per node MB/s; the default), MiB "
+            "(MiB/s, as IOR prints) or GiB (aggregate GiB/s as the IO500 prints, per node MiB/s); "
+            "CSV and JSON keep bytes/s",
+        )
+        sub.add_argument(
             "--force",
             action="store_true",
             help="run even if the estimate is beyond the limits (an hour of CPU or half the memory)",
@@ -320,6 +328,12 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
         "seed, background, background_nodes, background_ppn) or any profile field (oss.count=16, "
         "client.network=1gbe); repeatable",
     )
+    parser.add_argument(
+        "--lctl",
+        metavar="FILE",
+        help="the client's Lustre tunables from `lctl get_param` output (osc.*.max_rpcs_in_flight, "
+        "osc.*.max_dirty_mb, llite.*.max_read_ahead_mb, ...), as --set would give them",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -348,6 +362,22 @@ def _pairs(items: Sequence[str], option: str) -> dict[str, str]:
 
 def _overrides(args: argparse.Namespace) -> dict[str, str]:
     overrides = _pairs(args.set, "--set")
+    if getattr(args, "lctl", None):
+        from simfs.systems import lustre_tunables
+        from simfs.textinput import read_text_file
+
+        text = read_text_file(args.lctl, what="lctl get_param output", kind="lctl get_param output")
+        try:
+            tunables, unmodelled = lustre_tunables.from_lctl(text, args.lctl)
+        except ValueError as exc:
+            raise SimfsError(str(exc)) from None
+        for key, value in tunables.items():
+            if key in overrides:
+                raise SimfsError(f"--lctl {args.lctl} and --set both give {key}: give it once")
+            overrides[key] = str(value)
+        taken = ", ".join(f"{key}={value}" for key, value in tunables.items())
+        left = f"; {len(unmodelled)} other parameter{'s' * (len(unmodelled) > 1)} not modelled" if unmodelled else ""
+        print(f"simfs: note: from {args.lctl}: {taken}{left}", file=sys.stderr)
     for name in ("nodes", "ppn"):
         if getattr(args, name, None) is not None:
             if name in overrides:
@@ -431,7 +461,7 @@ def _simulate(args: argparse.Namespace) -> int:
         )
     frame = result.ranks if args.per_rank else result.phases
     if args.format == "table" and not args.per_rank:
-        table = wide_table(frame, ["nodes", "ppn"])
+        table = wide_table(frame, ["nodes", "ppn"], units=args.units)
         print(render_text(table))
     else:
         _emit(frame, "csv" if args.format == "table" else args.format)
@@ -489,7 +519,7 @@ def _sweep(args: argparse.Namespace) -> int:
             bar.close()
     keys = list(vary)
     if args.format == "table":
-        table = wide_table(phases, keys)
+        table = wide_table(phases, keys, units=args.units)
         print(render_text(mark_peaks(table, keys) if pd_numeric(table[keys[0]]) else table))
         if cases:
             from simfs.report.measured import comparison

@@ -1,7 +1,8 @@
 """IOR output: the text report and ``-O summaryFormat=JSON``.
 
-Text (IOR 3.x/4.x): the ``Options:`` block gives ``nodes``, ``tasks`` and ``clients per
-node``; each row of the ``Results:`` table is one iteration of one access::
+Text (IOR 3.1 to 4.1): the ``Options:`` block gives ``nodes``, ``tasks`` and ``clients per
+node`` (IOR 3.1: ``clients = 64 (4 per node)``); each row of the ``Results:`` table is one
+iteration of one access (9 columns before IOR 3.3, 11 since)::
 
     access    bw(MiB/s)  IOPS       Latency(s)  block(KiB) xfer(KiB)  open(s)    wr/rd(s)   close(s)   total(s)   iter
     ------    ---------  ----       ----------  ---------- ---------  --------   --------   --------   --------   ----
@@ -209,12 +210,12 @@ def _measurement(origin, line, access, bw_mib, context, info, iteration) -> Meas
     tasks = _text_count(info, "tasks")
     nodes = _text_count(info, "nodes")
     ppn = _text_count(info, "clients per node")
-    if ppn is None and tasks and nodes:
-        ppn = tasks // nodes
     # IOR before 3.3 prints tasks and tasks per node but not nodes.
     if nodes is None and tasks and ppn and tasks % ppn == 0:
         nodes = tasks // ppn
     nodes = nodes or context.nodes
+    if ppn is None and tasks and nodes:
+        ppn = tasks // nodes
     return Measurement(
         source=f"{origin}:{line}",
         tool="ior",

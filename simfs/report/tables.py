@@ -1,7 +1,9 @@
 """Tables for people: the tidy phase table pivoted to one row per configuration.
 
 Aggregate bandwidth prints in GB/s and per-node bandwidth in MB/s (10^9 and 10^6 bytes/s,
-the units of the CRT-DC seed); tidy CSV/JSON keep SI bytes/s.
+the units of the CRT-DC seed) unless ``units`` asks for IOR's (MiB/s for both) or the
+IO500's (GiB/s aggregate, MiB/s per node); the column headers say which.  Tidy CSV/JSON
+keep SI bytes/s.
 """
 
 from __future__ import annotations
@@ -12,13 +14,25 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+#: ``units`` -> ((aggregate unit, bytes), (per-node unit, bytes)).
+UNITS = {
+    "decimal": (("GB/s", 1e9), ("MB/s", 1e6)),
+    "MiB": (("MiB/s", 2.0**20), ("MiB/s", 2.0**20)),  # what IOR prints
+    "GiB": (("GiB/s", 2.0**30), ("MiB/s", 2.0**20)),  # what the IO500 prints
+}
+_AGGREGATE_SUFFIXES = tuple(f" agg {unit}" for (unit, _), _ in UNITS.values())
 
-def wide_table(phases: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+
+def wide_table(phases: pd.DataFrame, keys: Sequence[str], units: str = "decimal") -> pd.DataFrame:
     """One row per combination of ``keys``; per phase: aggregate, per node, bottleneck
     (operations per second for metadata phases, bandwidth for phases that move data).
 
     Iterations are averaged (bandwidths) or the most frequent bottleneck is kept.
+    ``units``: one of :data:`UNITS`.
     """
+    if units not in UNITS:
+        raise ValueError(f"units: expected one of {', '.join(UNITS)}, got {units!r}")
+    (aggregate_unit, aggregate_bytes), (node_unit, node_bytes) = UNITS[units]
     order = list(dict.fromkeys(phases["phase"]))
     rows = []
     for values, group in phases.groupby(list(keys), sort=False):
@@ -32,8 +46,8 @@ def wide_table(phases: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
                 row[f"{phase} ops/s"] = sub["ops_per_s"].mean()
                 row[f"{phase} per-node ops/s"] = (sub["ops_per_s"] / sub["nodes"]).mean()
             if (sub["bytes"] > 0).all():
-                row[f"{phase} agg GB/s"] = sub["agg_bw_Bps"].mean() / 1e9
-                row[f"{phase} per-node MB/s"] = sub["per_node_bw_Bps"].mean() / 1e6
+                row[f"{phase} agg {aggregate_unit}"] = sub["agg_bw_Bps"].mean() / aggregate_bytes
+                row[f"{phase} per-node {node_unit}"] = sub["per_node_bw_Bps"].mean() / node_bytes
             row[f"{phase} bottleneck"] = _bottleneck_label(sub)
         rows.append(row)
     return pd.DataFrame(rows)
@@ -60,9 +74,11 @@ def mark_peaks(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     scaling study looks for.  Curves of fewer than three points are left unmarked."""
     first, others = keys[0], list(keys[1:])
     table = table.copy()
-    rates = [c for c in table.columns if c.endswith(" agg GB/s") or (c.endswith(" ops/s") and "per-node" not in c)]
+    rates = [
+        c for c in table.columns if c.endswith(_AGGREGATE_SUFFIXES) or (c.endswith(" ops/s") and "per-node" not in c)
+    ]
     for column in rates:
-        phase = column.rsplit(" ", 2)[0] if column.endswith(" agg GB/s") else column.rsplit(" ", 1)[0]
+        phase = column.rsplit(" ", 2)[0] if column.endswith(_AGGREGATE_SUFFIXES) else column.rsplit(" ", 1)[0]
         notes = pd.Series("", index=table.index, dtype=object)
         groups = table.groupby(others, sort=False) if others else [((), table)]
         for _, group in groups:

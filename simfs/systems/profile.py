@@ -9,6 +9,7 @@ oss.count=16``) produce a new profile; the file on disk is never touched.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import tomllib
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from simfs.errors import ImplausibleValueWarning, ProfileError
+from simfs.systems import lustre_tunables
 from simfs.textinput import read_text_file
 
 #: A data rate below this (B/s) is warned about: no storage or network part is that slow,
@@ -46,6 +48,8 @@ class Profile:
         self._origin = origin
         self._text = text
         self._read: set[str] = set()
+        # Every field a builder asked for, present or defaulted: what a typo is near.
+        self._asked: set[str] = set()
 
     # -- loading ------------------------------------------------------------------------
     @classmethod
@@ -63,6 +67,10 @@ class Profile:
         except tomllib.TOMLDecodeError as exc:
             # tomllib reports "<what> (at line L, column C)"; keep it on one line.
             raise ProfileError(f"{origin}: invalid TOML: {exc}") from None
+        try:
+            data = lustre_tunables.translate_tables(data, origin)
+        except ValueError as exc:
+            raise ProfileError(str(exc)) from None
         return cls(data, origin, text)
 
     @property
@@ -81,8 +89,16 @@ class Profile:
     def with_overrides(self, overrides: dict[str, Any]) -> Profile:
         """A copy with dotted fields replaced; tables along the way are created."""
         data = _deep_copy(self._data)
+        fields: dict[str, str] = {}
         for key, value in overrides.items():
-            parts = key.split(".")
+            try:
+                field, value = lustre_tunables.translate(key, value, f"{self._origin}: --set")
+            except ValueError as exc:
+                raise ProfileError(str(exc)) from None
+            if field in fields:
+                raise ProfileError(f"{self._origin}: --set {fields[field]} and {key} name the same field: give one")
+            fields[field] = key
+            parts = field.split(".")
             table = data
             for depth, part in enumerate(parts[:-1]):
                 nxt = table.setdefault(part, {})
@@ -102,6 +118,7 @@ class Profile:
         return self._lookup(key) is not _MISSING
 
     def raw(self, key: str, default: Any = _MISSING) -> Any:
+        self._asked.add(key)
         value = self._lookup(key)
         if value is _MISSING:
             if default is _MISSING:
@@ -174,7 +191,14 @@ class Profile:
                 continue
             if any(key.startswith(read + ".") for read in self._read):
                 continue  # inside a table that was read whole
-            raise ProfileError(f"{self._origin}: {key}: unknown field")
+            raise ProfileError(f"{self._origin}: {key}: unknown field{self._nearest(key)}")
+
+    def _nearest(self, key: str) -> str:
+        """``" (did you mean oss.threads?)"`` for the known field or Lustre tunable nearest
+        to ``key``, if one is near."""
+        known = sorted(self._asked | set(lustre_tunables.TUNABLES))
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+        return f" (did you mean {close[0]}?)" if close else ""
 
     def _lookup(self, key: str) -> Any:
         node: Any = self._data

@@ -333,6 +333,13 @@ def test_a_profile_path_that_is_not_a_profile_is_refused(tmp_path):
         assert_refused(["simulate", "--system", str(path), "--workload", SIMPLE_WORKLOAD], work)
 
 
+def test_an_lctl_path_that_is_not_lctl_output_is_refused(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    for path in path_cases(tmp_path):
+        assert_refused(["simulate", "--system", "crtdc-lfs5", "--workload", SIMPLE_WORKLOAD, "--lctl", str(path)], work)
+
+
 def test_a_validation_case_path_that_is_not_a_case_is_refused(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
@@ -350,7 +357,7 @@ def test_the_documented_case_counts_are_the_generated_ones():
         "workloads": len(WORKLOAD_CASES),
         "sweeps": len(WORKLOAD_CASES[::4]),
         "flags": len(FLAG_CASES),
-        "input paths": 2 * 8 + 5,
+        "input paths": 3 * 8 + 5,
     }
     for family, count in counts.items():
         assert f"| {family} | {count} |" in page, f"docs/reference/bad-input.md: {family} should say {count}"
