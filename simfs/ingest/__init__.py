@@ -19,7 +19,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from simfs.ingest import bonnie, darshan_log, dd, fio, io500, ior, iozone, mdtest, obdfilter, published, simfs_run
+from simfs.ingest import (
+    bonnie,
+    darshan_log,
+    dd,
+    fio,
+    fio_text,
+    io500,
+    ior,
+    iozone,
+    mdtest,
+    obdfilter,
+    published,
+    simfs_run,
+)
 from simfs.ingest.common import MAX_TEXT_BYTES, IngestError, SkippedFileWarning, fail, file_kind, positive, read_text
 from simfs.ingest.context import MANIFEST, FileContext, context_for, read_manifest
 from simfs.ingest.measurements import COLUMNS, Measurement, settings_of, to_frame
@@ -31,6 +44,7 @@ FORMATS: list[tuple[str, Callable[[str], bool], Parser]] = [
     ("published", published.looks_like, published.parse),
     ("simfs-run", simfs_run.looks_like, simfs_run.parse),
     ("fio", fio.looks_like, fio.parse),
+    ("fio-text", fio_text.looks_like, fio_text.parse),
     ("ior-json", ior.looks_like_json, ior.parse_json),
     ("ior", ior.looks_like_text, ior.parse_text),
     ("mdtest", mdtest.looks_like, mdtest.parse),

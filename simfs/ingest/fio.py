@@ -110,14 +110,22 @@ BYTES_REASON = (
 )
 
 
+_JSON_START = re.compile(r'^\{\s*"fio version"', re.M)
+
+
 def looks_like(text: str) -> bool:
-    head = text.lstrip()[:300]
-    return head.startswith("{") and '"fio version"' in head
+    # fio's notes ("note: both iodepth >= 1 and synchronous I/O engine ...") or its
+    # normal output (--output-format=normal,json) can come before the JSON.
+    return _JSON_START.search(text) is not None
 
 
 def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
+    start = _JSON_START.search(text)
+    if start is None:
+        raise fail(origin, None, 'no fio JSON (a line starting with { "fio version")')
     try:
-        document = json.loads(text)
+        # Decoded where it starts; what follows it (--output-format=json,normal) is left.
+        document, _ = json.JSONDecoder().raw_decode(text, start.start())
     except json.JSONDecodeError as exc:
         raise fail(origin, exc.lineno, f"truncated or invalid fio JSON: {exc.msg}") from None
     if not isinstance(document, dict):

@@ -1,5 +1,6 @@
 """Every parser on real tool output (tests/data/ingest/README.md says how each was made)."""
 
+import json
 import math
 import warnings
 from pathlib import Path
@@ -382,3 +383,46 @@ def test_io500_result_ini_bad_line_is_named(tmp_path):
 )
 def test_the_tool_version_is_recorded_as_the_output_states_it(path, version):
     assert set(read_measurements(path)["tool_version"]) == {version}
+
+
+def test_fio_normal_text_agrees_with_fio_json_of_the_same_run():
+    from simfs.ingest import fio, fio_text
+    from simfs.ingest.context import FileContext
+
+    # One run printed both ways (--output-format=normal,json): the text's rounded numbers
+    # must be the JSON's, measurement for measurement.
+    text = (DATA / "fio-normal-and-json.txt").read_text()
+    # fio writes the job lines, then the JSON, then the normal results after it.
+    start = text.index('{\n  "fio version"')
+    _, end = json.JSONDecoder().raw_decode(text, start)
+    normal = text[:start] + text[end:]
+    from_text = fio_text.parse(normal, "t", FileContext())
+    from_json = fio.parse(text, "j", FileContext())
+    assert [(m.phase, m.metric, m.ppn) for m in from_text] == [(m.phase, m.metric, m.ppn) for m in from_json]
+    for t, j in zip(from_text, from_json):
+        if t.metric.startswith("clat_p"):
+            assert t.value == pytest.approx(j.value, abs=1e-6)  # whole microseconds in the text
+        else:
+            assert t.value == pytest.approx(j.value, rel=5e-3)  # 3-4 significant digits
+    assert read_measurements(DATA / "fio-normal-and-json.txt")["source"].str.contains("jobs\\[").all()
+
+
+def test_fio_normal_text_alone():
+    frame = read_measurements(DATA / "fio-normal.txt")
+    assert detect_format((DATA / "fio-normal.txt").read_text()) == "fio-text"
+    bandwidth = frame[frame["metric"].isin(["rank_bw", "agg_bw"])]
+    # Two clones of seqwrite one by one, seqread's two as one group (group_reporting).
+    assert list(bandwidth["metric"]) == ["rank_bw", "rank_bw", "agg_bw"]
+    assert list(bandwidth["value"]) == [308 * MIB, 296 * MIB, 2207 * MIB]
+    assert set(frame["ppn"]) == {2}
+    assert (
+        frame["workload"].iloc[0]
+        == "fio --name=seqwrite --rw=write --bs=1024KiB --ioengine=psync --iodepth=1 --numjobs=2"
+    )
+
+
+def test_fio_text_with_an_error_is_refused(tmp_path):
+    text = (DATA / "fio-normal.txt").read_text().replace("jobs=1): err= 0: pid=13804", "jobs=1): err= 5: pid=13804")
+    (tmp_path / "fio.txt").write_text(text)
+    with pytest.raises(SimfsError, match=r"fio\.txt:\d+: fio reported err=5 for job 'seqwrite'"):
+        read_measurements(tmp_path / "fio.txt")
