@@ -23,6 +23,7 @@ from simfs.ingest import (
     bonnie,
     darshan_log,
     dd,
+    elbencho,
     fio,
     fio_text,
     io500,
@@ -45,6 +46,7 @@ FORMATS: list[tuple[str, Callable[[str], bool], Parser]] = [
     ("simfs-run", simfs_run.looks_like, simfs_run.parse),
     ("fio", fio.looks_like, fio.parse),
     ("fio-text", fio_text.looks_like, fio_text.parse),
+    ("elbencho", elbencho.looks_like, elbencho.parse),
     ("ior-json", ior.looks_like_json, ior.parse_json),
     ("ior", ior.looks_like_text, ior.parse_text),
     ("mdtest", mdtest.looks_like, mdtest.parse),
@@ -82,7 +84,7 @@ def read_file(path: str | Path, context: FileContext | None = None) -> list[Meas
             raise fail(
                 str(path),
                 None,
-                "unrecognised format (expected output of dd, IOR, mdtest, fio, a simfs run record, obdfilter-survey, bonnie++, iozone, IO500, a Darshan log, or the published-results CSV)",
+                "unrecognised format (expected output of dd, IOR, mdtest, fio, elbencho, a simfs run record, obdfilter-survey, bonnie++, iozone, IO500, a Darshan log, or the published-results CSV)",
             )
         parser = next(p for n, _, p in FORMATS if n == name)
         measurements = parser(text, str(path), context)

@@ -5,8 +5,9 @@ One row per measured value.  Columns:
 =================  ===========================================================================
 ``source``         ``path:line`` of the value (or the citation of a published number)
 ``system``         system it was measured on, if known (a built-in name or a profile path)
-``tool``           ``dd``, ``ior``, ``mdtest``, ``fio``, ``obdfilter-survey``, ``bonnie++``,
-                   ``iozone``, ``io500``, ``darshan``, or the tool a published number came from
+``tool``           ``dd``, ``ior``, ``mdtest``, ``fio``, ``elbencho``, ``obdfilter-survey``,
+                   ``bonnie++``, ``iozone``, ``io500``, ``darshan``, or the tool a published
+                   number came from
 ``workload``       the command line, if known (what the simulator would run)
 ``nodes``, ``ppn`` client nodes and processes per node (empty when unknown)
 ``settings``       further experiment settings as JSON (``{"stripe_count": 4}``)

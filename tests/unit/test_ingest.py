@@ -426,3 +426,31 @@ def test_fio_text_with_an_error_is_refused(tmp_path):
     (tmp_path / "fio.txt").write_text(text)
     with pytest.raises(SimfsError, match=r"fio\.txt:\d+: fio reported err=5 for job 'seqwrite'"):
         read_measurements(tmp_path / "fio.txt")
+
+
+ELBENCHO = DATA / "elbencho"
+
+
+def test_elbencho_result_file_and_csv_of_one_run_agree():
+    text = read_measurements(ELBENCHO / "bw-direct.04threads.2798687.out")
+    table = read_measurements(ELBENCHO / "bw-direct.04threads.2798687.csv")
+    key = ["phase", "metric", "value", "nodes", "ppn"]
+    assert sorted(map(tuple, text[key].values.tolist())) == sorted(map(tuple, table[key].values.tolist()))
+    write = text.set_index(["phase", "metric"])["value"]
+    # "Throughput MiB/s : 3486 3514": the LAST DONE column, all 4 hosts x 4 threads.
+    assert write[("write", "agg_bw")] == 3514 * MIB
+    assert write[("mkdirs", "ops_rate")] == 4379
+    assert set(text["nodes"]) == {4} and set(text["ppn"]) == {4}
+    assert set(table["tool_version"]) == {"2.1-0"}
+    assert text["workload"].iloc[0].startswith("elbencho --hosts cgpu03,cgpu04,cgpu05,cgpu06, --threads 4")
+
+
+def test_elbencho_live_csv_is_not_a_result():
+    with pytest.raises(SimfsError, match=r"live\.csv:1: elbencho live statistics \(--livecsv\)"):
+        read_measurements(ELBENCHO / "bw-direct.04threads.2798687.live.csv")
+
+
+def test_a_folder_of_elbencho_files_reads_the_results_and_warns_for_the_live_csv():
+    with pytest.warns(SkippedFileWarning, match="live statistics"):
+        frame = read_measurements(ELBENCHO)
+    assert len(frame) == 6
