@@ -208,6 +208,12 @@ def mdtest_text(run: dict[str, Any], spec: WorkloadSpec, results: list[PhaseResu
         if rates:
             top, bottom, mean, spread = _stats(rates)
             lines.append(f"   {title:<23}{top:14.3f}{bottom:15.3f}{mean:15.3f}{spread:15.3f}")
+        walled = [r.pairs_total / r.stonewall_s for r in results if r.phase == label and r.pairs_total >= 0]
+        if label == "file create" and walled:
+            # As mdtest 3.3+ prints it with -W: items made by the deadline over the time to it.
+            lines.append(
+                f"   {'File create (stonewall)':<23}{'NA':>14}{'NA':>15}{statistics.fmean(walled):15.3f}{'NA':>15}"
+            )
     lines.append(f"-- finished at {time.strftime('%m/%d/%Y %H:%M:%S', time.localtime(run['finished_epoch']))} --")
     return "\n".join(lines) + "\n"
 

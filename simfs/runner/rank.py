@@ -389,6 +389,9 @@ class _RankProgram:
         deadline = record.xfer_start + phase.stonewall_s if stonewalled else None
         done = self._items(phase, kind, path_of, data, record, 0, count, deadline)
         if stonewalled:
+            if done < count:
+                record.pairs_at_deadline = done
+                record.deadline_s = self._now() - record.xfer_start
             # mdtest's MPI_Allreduce of the counts, then every rank goes on to the most.
             most = max(self._collective(done))
             self.mdtest_items[iteration] = most

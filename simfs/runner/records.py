@@ -16,8 +16,10 @@ class RankPhase:
     """One rank's timings and counts for one phase of one iteration.
 
     ``ops`` counts transfers (data phases) or items (metadata phases).
-    ``pairs_at_deadline`` is the transfers done when the stonewall deadline hit (-1: the
-    phase has no deadline, or it finished first).  ``samples`` holds per-operation
+    ``pairs_at_deadline`` is the transfers (mdtest: items) done when the stonewall deadline
+    hit (-1: the phase has no deadline, or it finished first); ``deadline_s``, for mdtest
+    ``-W``, the seconds from the phase's start to that moment (mdtest's stonewall time;
+    IOR's is the transfer time).  ``samples`` holds per-operation
     ``(offset, bytes, start, seconds)`` when per-operation tracing is on.
     """
 
@@ -35,6 +37,7 @@ class RankPhase:
     bytes: int = 0
     ops: int = 0
     pairs_at_deadline: int = -1
+    deadline_s: float = math.nan
     samples: list[tuple[int, int, float, float]] = field(default_factory=list, repr=False)
 
     def row(self) -> dict[str, Any]:
@@ -68,6 +71,7 @@ class PhaseResult:
     stonewall_s: float
     pairs_min: int
     pairs_max: int
+    pairs_total: int
 
     @classmethod
     def of(cls, records: list[RankPhase]) -> PhaseResult:
@@ -98,9 +102,13 @@ class PhaseResult:
             xfer_s=xfer,
             close_s=max(r.close_end - r.close_start for r in records),
             latency_s=latency,
-            stonewall_s=max((r.xfer_end - r.xfer_start for r in stonewalled), default=math.nan),
+            stonewall_s=max(
+                (r.deadline_s if math.isfinite(r.deadline_s) else r.xfer_end - r.xfer_start for r in stonewalled),
+                default=math.nan,
+            ),
             pairs_min=min(pairs, default=-1),
             pairs_max=max(pairs, default=-1),
+            pairs_total=sum(pairs) if pairs else -1,
         )
 
     def row(self) -> dict[str, Any]:

@@ -460,5 +460,10 @@ def test_mdtest_stonewall_and_its_wear_out(tmp_path):
     stats = {r.rank: r.ops for r in measured.records if r.phase == "file stat"}
     assert creates[0] == creates[1] == stats[0] == stats[1]
     assert 0 < creates[0] < 2_000_000
-    assert [m.phase for m in mdtest.parse(text, "md.txt", FileContext())] == ["file_creation", "file_stat"]
+    rates = {m.phase: m.value for m in mdtest.parse(text, "md.txt", FileContext())}
+    assert list(rates) == ["file_creation", "file_create_stonewall", "file_stat"]
+    # mdtest's stonewall row: the items made by the deadline over the time to it.
+    (create,) = [r for r in measured.results if r.phase == "file create"]
+    assert create.pairs_total == sum(r.pairs_at_deadline for r in measured.records if r.phase == "file create")
+    assert rates["file_create_stonewall"] == pytest.approx(create.pairs_total / create.stonewall_s, rel=1e-6)
     assert _left(tmp_path) == []
