@@ -1,18 +1,33 @@
 """Darshan logs, through the PyPI ``darshan`` package (optional: ``pip install simfs[darshan]``).
 
-The POSIX module's records are accumulated by Darshan's own accumulator; its
-``agg_perf_by_slowest`` (total bytes over the slowest rank's I/O time, MiB/s) is the
-job's aggregate bandwidth, as ``darshan-parser --perf`` reports it.  The phase is
-``write`` or ``read`` when the job only wrote or only read, else ``io``.
+Each of the POSIX, MPI-IO and STDIO modules with records gives one measurement: its
+records accumulated by Darshan's own accumulator, whose ``agg_perf_by_slowest`` (total
+bytes over the slowest rank's I/O time, MiB/s) is the job's aggregate bandwidth at that
+layer, as ``darshan-parser --perf`` reports it (``source`` ends in the module's name; the
+MPI-IO figure is the application's view, the POSIX one what reached the file system
+under it, STDIO the job's buffered streams).  The phase is ``write`` or ``read`` when the
+module only wrote or only read, else ``io``.  A module that moved no bytes, or recorded no
+I/O time, gives no row; a log where none gives one is refused.
+
+Processes and nodes.  Darshan records the job's process count, not its nodes.  The nodes
+are the manifest's (``nodes =``) or else the number of host names in the log's DXT trace
+records, where it has them; the processes per node are the process count over the
+nodes, when it divides.  Without either the measurement's ``nodes`` and ``ppn`` are left
+empty (the process count is in ``settings`` as ``processes``): a guess would be a wrong
+number presented as a measured one.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from simfs.ingest.common import MIB, fail
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
+
+#: Module -> its counters' prefix.
+_MODULES = {"POSIX": "POSIX", "MPI-IO": "MPIIO", "STDIO": "STDIO"}
 
 
 def parse_file(path: str, context: FileContext) -> list[Measurement]:
@@ -25,33 +40,57 @@ def parse_file(path: str, context: FileContext) -> list[Measurement]:
         report = darshan.DarshanReport(path, read_all=False)
     except Exception as exc:  # the C library reports corrupt logs in many ways
         raise fail(path, None, f"not a readable Darshan log ({exc})") from None
-    if "POSIX" not in report.modules:
-        raise fail(path, None, "Darshan log has no POSIX module records")
-    report.mod_read_all_records("POSIX", dtype="pandas")
-    records = report.records["POSIX"][0]
+    present = [module for module in _MODULES if module in report.modules]
+    if not present:
+        modules = ", ".join(sorted(report.modules)) or "none"
+        raise fail(path, None, f"Darshan log has no POSIX, MPI-IO or STDIO records (modules: {modules})")
     nprocs = int(report.metadata["job"]["nprocs"])
-    accumulated = accumulate_records(records, "POSIX", nprocs)
-    derived = accumulated.derived_metrics
-    counters = accumulated.summary_record["counters"]
-    written = int(counters["POSIX_BYTES_WRITTEN"].iloc[0])
-    read = int(counters["POSIX_BYTES_READ"].iloc[0])
-    phase = "write" if read == 0 else "read" if written == 0 else "io"
-    rate = float(derived.agg_perf_by_slowest)
-    if not (math.isfinite(rate) and rate > 0):  # NaN when no rank recorded I/O time
-        raise fail(path, None, f"Darshan log records no timed POSIX I/O (agg_perf_by_slowest {rate})")
+    nodes = context.nodes or _dxt_hosts(report)
+    ppn = context.ppn or (nprocs // nodes if nodes and nprocs % nodes == 0 else None)
     exe = report.metadata.get("exe", "").split()
-    return [
-        Measurement(
-            source=f"{path}:POSIX",
-            tool="darshan",
-            phase=phase,
-            metric="agg_bw",
-            value=rate * MIB,
-            workload=context.workload or (exe[0] if exe else ""),
-            nodes=context.nodes,
-            ppn=context.ppn or nprocs,
-            settings={"bytes_written": written, "bytes_read": read, **context.settings},
-            system=context.system,
-            uncertainty=context.uncertainty,
+    measurements = []
+    for module in present:
+        report.mod_read_all_records(module, dtype="pandas")
+        accumulated = accumulate_records(report.records[module][0], module, nprocs)
+        counters = accumulated.summary_record["counters"]
+        prefix = _MODULES[module]
+        written = int(counters[f"{prefix}_BYTES_WRITTEN"].iloc[0])
+        read = int(counters[f"{prefix}_BYTES_READ"].iloc[0])
+        rate = float(accumulated.derived_metrics.agg_perf_by_slowest)
+        if not (written or read) or not (math.isfinite(rate) and rate > 0):
+            continue  # NaN or 0 when no rank of this module recorded timed I/O
+        measurements.append(
+            Measurement(
+                source=f"{path}:{module}",
+                tool="darshan",
+                tool_version=str(report.metadata["job"].get("metadata", {}).get("lib_ver", "")),
+                phase="write" if read == 0 else "read" if written == 0 else "io",
+                metric="agg_bw",
+                value=rate * MIB,
+                workload=context.workload or (exe[0] if exe else ""),
+                nodes=nodes,
+                ppn=ppn,
+                settings={
+                    "module": module,
+                    "processes": nprocs,
+                    "bytes_written": written,
+                    "bytes_read": read,
+                    **context.settings,
+                },
+                system=context.system,
+                uncertainty=context.uncertainty,
+            )
         )
-    ]
+    if not measurements:
+        raise fail(path, None, f"Darshan log records no timed I/O in {', '.join(present)}")
+    return measurements
+
+
+def _dxt_hosts(report: Any) -> int | None:
+    """The number of distinct host names in the DXT trace records, if the log has any."""
+    hosts: set[str] = set()
+    for module in ("DXT_POSIX", "DXT_MPIIO"):
+        if module in report.modules:
+            report.mod_read_all_dxt_records(module)
+            hosts |= {str(record["hostname"]) for record in report.records[module]}
+    return len(hosts) or None

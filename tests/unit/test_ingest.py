@@ -5,11 +5,12 @@ import math
 import warnings
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import simfs
 from simfs.errors import SimfsError
-from simfs.ingest import SkippedFileWarning, detect_format, read_measurements
+from simfs.ingest import SkippedFileWarning, detect_format, read_measurements, settings_of
 from simfs.predict import NotSimulatedWarning, Predictor, plan
 from tests.unit.phases import open_close_s
 
@@ -113,8 +114,23 @@ def test_darshan_example_log():
     frame = read_measurements(log)
     row = frame.iloc[0]
     # 2,199,023,259,968 bytes written by 2048 ranks; slowest rank's I/O 85.47 s.
-    assert row["phase"] == "write" and row["ppn"] == 2048
+    assert row["phase"] == "write" and row["source"].endswith(":POSIX")
     assert row["value"] == pytest.approx(2199023259968 / 85.47495, rel=1e-4)
+    # The log says 2048 processes, not on how many nodes: neither is guessed.
+    assert pd.isna(row["nodes"]) and pd.isna(row["ppn"]) and settings_of(row)["processes"] == 2048
+
+
+def test_darshan_modules_and_hosts():
+    pytest.importorskip("darshan")
+    frame = read_measurements(DATA / "darshan" / "mpi-io-test.darshan")
+    modules = {row["source"].rsplit(":", 1)[1]: row for _, row in frame.iterrows()}
+    assert set(modules) == {"POSIX", "MPI-IO", "STDIO"}
+    # MPI-IO moved its 64 MiB each way through POSIX; STDIO wrote 321 bytes of text.
+    assert settings_of(modules["MPI-IO"])["bytes_written"] == settings_of(modules["POSIX"])["bytes_written"] == 1 << 26
+    assert (modules["STDIO"]["phase"], settings_of(modules["STDIO"])["bytes_written"]) == ("write", 321)
+    traced = read_measurements(DATA / "darshan" / "hdf5_diagonal_write_1_byte_dxt.darshan").iloc[0]
+    # Its DXT records name one host: 10 processes on 1 node.
+    assert (traced["nodes"], traced["ppn"]) == (1, 10)
 
 
 def test_published_csv():
