@@ -12,7 +12,8 @@ Supported options (IOR 3.x names, ``ior -h``):
 ``-s N``               segment count (default 1)
 ``-w`` / ``-r``        write / read phase (neither given: both, as IOR does)
 ``-C``                 reorder tasks: read the data of the rank on the next node
-``-Q N``               with ``-C``: read the data of the rank ``N`` nodes away (default 1)
+``-Q N``               with ``-C``: read the data of the rank ``N`` nodes away (default 1);
+                       without ``-C`` it does nothing, as in IOR
 ``-e``                 fsync before close, inside the timed write phase
 ``-i N``               iterations (repetitions of the phases)
 ``-g``                 barriers between open, transfer and close inside each phase
@@ -42,6 +43,8 @@ them), so neither the simulator nor the runner acts on them:
                                    transfer (only matter when something fails)
 ``-H``                             print the MPI-IO hints (output)
 ``-d S``                           delay between repetitions (outside every phase's time)
+``--random-offset-seed=N``         the seed of ``-z``'s random order (which order, not how
+                                   many transfers or where: the runner draws its own)
 ``-O stoneWallingStatusFile=``     where ``-D`` saves the transfer count (bookkeeping)
 ``-O saveRankPerformanceDetailsCSV=``  per-rank results file (output)
 =================================  =====================================================
@@ -67,7 +70,7 @@ _VERBOSITY = {"-v", "-vv", "-vvv", "-vvvv"}
 _NO_IO = NoIoOptions(
     flags=frozenset({"-k", "-K", "-R", "-W", "-q", "-x", "-H"}),
     valued=frozenset({"-G", "-l", "-d"}),
-    long=frozenset({"dataPacketType"}),
+    long=frozenset({"dataPacketType", "random-offset-seed"}),
 )
 # -O options that only change what IOR prints or saves, not what it does; and the one that does.
 _OUTPUT_ONLY = {"summaryFormat", "summaryFile", "stoneWallingStatusFile", "saveRankPerformanceDetailsCSV"}
@@ -120,9 +123,8 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
     iterations = _count(values, "-i", "1")
     if block % transfer:
         raise WorkloadError(f"ior: -b {values.get('-b', '1m')} must be a multiple of -t {values.get('-t', '256k')}")
+    # Without -C, IOR takes -Q and does nothing with it (the IO500 gives it to every phase).
     task_offset = _count(values, "-Q", "1")
-    if "-Q" in values and "-C" not in flags:
-        raise WorkloadError("ior: -Q sets the -C reorder distance: give -C with it")
     stonewall_s = 0.0
     if values.get("-D", "0") != "0":  # -D 0 is IOR's default: no deadline
         stonewall_s = float(_count(values, "-D", "1"))

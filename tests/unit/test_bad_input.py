@@ -212,7 +212,6 @@ WHOLE_WORKLOADS = [
     "ior -t 1m -b 4m -o",
     "ior -a POSIX -t 1m -b 4m -O nonsense",
     "ior -a POSIX -F -t 1m -b 1g -s 9223372036854775807",
-    "ior -a POSIX -t 1m -b 4m -Q 2",
     "mdtest",
     "mdtest -n 10 -F -D",
     "mdtest -n 10 -Z",

@@ -19,7 +19,6 @@ REFUSALS = {
     "directory trees": r"mdtest: unsupported option '-[zbI]'",
     "an existing file": r"ior: unsupported option '-E'",
     "an MPI-IO hints file": r"ior: unsupported option '-U'",
-    "a random-offset seed": r"ior: unsupported option '--random-offset-seed=\d+'",
     "more items or bytes than simulated": r"expected at most|items per rank; at most|bytes per rank; simfs counts",
 }
 

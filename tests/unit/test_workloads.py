@@ -74,7 +74,6 @@ def test_ior_attached_values_and_odirect():
         ("ior -c -w", "-c \\(collective I/O\\) needs -a MPIIO"),
         ("ior -a MPIIO -c -F -w", "applies to one shared file"),
         ("ior -Z", "unsupported option '-Z'"),
-        ("ior -Q 2", "give -C"),
         ("ior -a DFS --dfs.pool=tank", "only the POSIX and MPIIO APIs"),
         ("ior -u -w", "-u \\(a directory per file\\) needs -F"),
         ("ior -t 3m -b 4m", "multiple of"),
@@ -233,3 +232,9 @@ def test_mdtest_stonewall_applies_to_the_file_create():
     assert all(p.direct for p in phases)
     assert parse_workload(IO500_MDTEST_EASY_WRITE).phases[0].stonewall_s == 300.0
     assert parse_workload("mdtest -n 100 -F -C -W 0").phases[0].stonewall_s == 0.0
+
+
+def test_ior_task_offset_without_reorder_does_nothing_as_in_ior():
+    (read,) = parse_workload("ior -r -Q 2").phases
+    assert not read.reorder_tasks
+    assert parse_workload("ior -r -C -Q 2").phases[0].task_offset == 2
