@@ -33,6 +33,7 @@ from simfs.ingest.measurements import Measurement
 _HEADER = re.compile(r"^(\S(?:.*\S)?): \(groupid=(\d+), jobs=(\d+)\): err=\s*(-?\d+)")
 _JOB_LINE = re.compile(r"^(\S(?:.*\S)?): \(g=(\d+)\): rw=(\w+), bs=\(R\) (\S+?)-\S+, .*ioengine=(\w+), iodepth=(\d+)")
 _DIRECTION = re.compile(r"^\s+(read|write|trim): IOPS=([\d.]+)([kM]?), BW=([\d.]+)(B|KiB|MiB|GiB|TiB)/s ")
+_DIRECTION_START = re.compile(r"^\s+(read|write|trim): ")
 _CLAT = re.compile(r"^\s+clat \((nsec|usec|msec|sec)\): .*avg=\s*([\d.]+)([kM]?),")
 _PERCENTILES = re.compile(r"^\s+clat percentiles \((nsec|usec|msec|sec)\):")
 _PERCENTILE = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
@@ -79,6 +80,8 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         if not entries:
             continue
         direction = _DIRECTION.match(line)
+        if direction is None and _DIRECTION_START.match(line):
+            raise fail(origin, number, f"not a fio result line (IOPS=..., BW=...): {line.strip()[:80]!r}")
         if direction:
             iops = positive_number(direction[2], origin, number, "IOPS") * _SUFFIX[direction[3]]
             bandwidth = positive_number(direction[4], origin, number, "BW") * _BYTES[direction[5]]

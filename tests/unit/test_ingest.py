@@ -470,3 +470,10 @@ def test_a_folder_of_elbencho_files_reads_the_results_and_warns_for_the_live_csv
     with pytest.warns(SkippedFileWarning, match="live statistics"):
         frame = read_measurements(ELBENCHO)
     assert len(frame) == 6
+
+
+def test_fio_text_result_line_that_does_not_parse_is_named(tmp_path):
+    text = (DATA / "fio-normal.txt").read_text().replace("BW=296MiB/s", "BW=296 MiB/s")
+    (tmp_path / "fio.txt").write_text(text)
+    with pytest.raises(SimfsError, match=r"fio\.txt:31: not a fio result line"):
+        read_measurements(tmp_path / "fio.txt")
