@@ -12,6 +12,8 @@ import re
 KIB = 1024
 MIB = 1024**2
 GIB = 1024**3
+#: The binary units IOR's and fio's reports print sizes in (``2 MiB``, ``47008 bytes``, ``308MiB/s``).
+BINARY_UNITS = {"B": 1, "bytes": 1, "KiB": KIB, "MiB": MIB, "GiB": GIB, "TiB": 1024**4}
 
 # GNU coreutils dd(1), "N and BYTES may be followed by the following multiplicative
 # suffixes: c=1, w=2, b=512, kB=1000, K=1024, MB=1000*1000, M=1024*1024, xM=M, GB=...".

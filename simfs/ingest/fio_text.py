@@ -29,25 +29,22 @@ from dataclasses import dataclass, field
 from simfs.ingest.common import fail, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
+from simfs.units import BINARY_UNITS
 
-_HEADER = re.compile(r"^(\S(?:.*\S)?): \(groupid=(\d+), jobs=(\d+)\): err=\s*(-?\d+)")
+_HEADER = re.compile(r"^(\S(?:.*\S)?): \(groupid=(\d+), jobs=(\d+)\): err=\s*(-?\d+)", re.M)
 _JOB_LINE = re.compile(r"^(\S(?:.*\S)?): \(g=(\d+)\): rw=(\w+), bs=\(R\) (\S+?)-\S+, .*ioengine=(\w+), iodepth=(\d+)")
 _DIRECTION = re.compile(r"^\s+(read|write|trim): IOPS=([\d.]+)([kM]?), BW=([\d.]+)(B|KiB|MiB|GiB|TiB)/s ")
 _DIRECTION_START = re.compile(r"^\s+(read|write|trim): ")
 _CLAT = re.compile(r"^\s+clat \((nsec|usec|msec|sec)\): .*avg=\s*([\d.]+)([kM]?),")
 _PERCENTILES = re.compile(r"^\s+clat percentiles \((nsec|usec|msec|sec)\):")
 _PERCENTILE = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
-_BYTES = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 _SECONDS = {"nsec": 1e-9, "usec": 1e-6, "msec": 1e-3, "sec": 1.0}
 _SUFFIX = {"": 1.0, "k": 1e3, "M": 1e6}
 _WANTED = {"50.00": "clat_p50", "95.00": "clat_p95", "99.00": "clat_p99"}
 
 
-_HEADER_LINE = re.compile(_HEADER.pattern, re.M)
-
-
 def looks_like(text: str) -> bool:
-    return "Run status group" in text and _HEADER_LINE.search(text) is not None
+    return "Run status group" in text and _HEADER.search(text) is not None
 
 
 @dataclass
@@ -84,7 +81,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             raise fail(origin, number, f"not a fio result line (IOPS=..., BW=...): {line.strip()[:80]!r}")
         if direction:
             iops = positive_number(direction[2], origin, number, "IOPS") * _SUFFIX[direction[3]]
-            bandwidth = positive_number(direction[4], origin, number, "BW") * _BYTES[direction[5]]
+            bandwidth = positive_number(direction[4], origin, number, "BW") * BINARY_UNITS[direction[5]]
             entries[-1].directions.append({"op": direction[1], "line": number, "bw": bandwidth, "iops": iops})
             continue
         if not entries[-1].directions:

@@ -24,6 +24,7 @@ from typing import Any
 from simfs.ingest.common import MIB, fail, json_positive, non_negative, number, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
+from simfs.units import BINARY_UNITS
 
 _SUMMARY_ROW = re.compile(r"^(write|read)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+")
 _JSON_LINE = re.compile(r'^\s*([{}\[\],"]|$)')
@@ -42,7 +43,6 @@ _STONEWALL = re.compile(
     r"time: ([\d.]+)s\s*$"
 )
 _SIZE = re.compile(r"^([\d.]+) (bytes|KiB|MiB|GiB|TiB)$")
-_SIZE_UNITS = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
 def looks_like_text(text: str) -> bool:
@@ -185,7 +185,7 @@ def _stonewall_measurement(
     if tasks is None or size is None:
         raise fail(origin, number_, "a stonewalling line without the header's 'tasks' and 'xfersize' to scale it")
     seconds = positive_number(match[5], origin, number_, "stonewalling time")
-    slowest_bytes = int(match[1]) * float(size[1]) * _SIZE_UNITS[size[2]]
+    slowest_bytes = int(match[1]) * float(size[1]) * BINARY_UNITS[size[2]]
     measurement = _measurement(origin, number_, access, slowest_bytes * tasks / seconds / MIB, context, info, None)
     measurement.metric = "min_rank_agg_bw"
     return measurement

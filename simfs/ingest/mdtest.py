@@ -20,6 +20,7 @@ phase's own rate.  MPI start-up messages before mdtest's first line are passed o
 
 from __future__ import annotations
 
+import math
 import re
 
 from simfs.ingest.common import fail, non_negative, number, positive
@@ -32,7 +33,7 @@ _COLUMNS = ("Max", "Min", "Mean", "Std Dev")
 _ROW = re.compile(r"^\s+([A-Za-z][A-Za-z ]+?)\s*:?\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$")
 # The rate table: ``SUMMARY rate (in ops/sec):`` (3.4, 4.x), ``SUMMARY rate: (of N
 # iterations)`` (3.3), ``SUMMARY: (of N iterations)`` (1.9.3).  ``SUMMARY time`` is not rates.
-_RATE_TABLE = re.compile(r"^SUMMARY(?: rate(?: \(in ops/sec\))?)?: ")
+_RATE_TABLE = re.compile(r"^SUMMARY(?: rate(?: \(in ops/sec\))?)?: ", re.M)
 # With -W (stonewall), mdtest 3.3 and later add the rate up to the deadline: mean only.
 _STONEWALL_ROW = re.compile(r"^\s+([A-Za-z][A-Za-z ]+?) \(stonewall\)\s*:?\s+NA\s+NA\s+([\d.]+)\s+NA\s*$")
 _LAUNCHED = re.compile(r"^mdtest-\S+ was launched with", re.M)
@@ -40,7 +41,7 @@ _LAUNCHED = re.compile(r"^mdtest-\S+ was launched with", re.M)
 
 def looks_like(text: str) -> bool:
     # MPI start-up messages can come before mdtest's first line.
-    return _LAUNCHED.search(text) is not None and re.search(r"^SUMMARY(?: rate)?\b", text, re.M) is not None
+    return _LAUNCHED.search(text) is not None and _RATE_TABLE.search(text) is not None
 
 
 def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
@@ -74,20 +75,12 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         if stripped.startswith(("-- finished", "SUMMARY")):
             in_table = False
             continue
+        # Every rate row of this run shares these.
+        run = dict(origin=origin, line=number_, version=version, command=command, tasks=tasks, nodes=nodes)
         stonewall = _STONEWALL_ROW.match(line)
         if stonewall:
             rate = positive(number(stonewall[2], origin, number_, "Mean"), origin, number_, "Mean")
-            measurements.append(
-                Measurement(
-                    source=f"{origin}:{number_}",
-                    tool="mdtest",
-                    tool_version=version,
-                    phase=stonewall[1].strip().lower().replace(" ", "_") + "_stonewall",
-                    metric="ops_rate",
-                    value=rate,
-                    **context.fields(workload=command, nodes=nodes, ppn=(tasks // nodes) if tasks and nodes else None),
-                )
-            )
+            measurements.append(_rate(stonewall[1], "_stonewall", rate, math.nan, context, **run))
             continue
         match = _ROW.match(line)
         if not match:
@@ -97,24 +90,30 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             continue  # an operation this run did not do
         mean = positive(values[2], origin, number_, "Mean")
         std = non_negative(values[3], origin, number_, "Std Dev")
-        measurements.append(
-            Measurement(
-                source=f"{origin}:{number_}",
-                tool="mdtest",
-                tool_version=version,
-                phase=match[1].strip().lower().replace(" ", "_"),
-                metric="ops_rate",
-                value=mean,
-                **context.fields(
-                    workload=command,
-                    nodes=nodes,
-                    ppn=(tasks // nodes) if tasks and nodes else None,
-                    uncertainty=std / mean,
-                ),
-            )
-        )
+        measurements.append(_rate(match[1], "", mean, std / mean, context, **run))
     if not measurements and saw_table:
         raise fail(origin, None, "every rate in the SUMMARY rate table is zero: the run measured no operation")
     if not measurements:
         raise fail(origin, None, "no mdtest 'SUMMARY rate' rows: the run did not finish or the file is truncated")
     return measurements
+
+
+def _rate(
+    operation, suffix, mean, uncertainty, context, *, origin, line, version, command, tasks, nodes
+) -> Measurement:
+    """One row of the rate table: ``ops_rate`` of phase ``file_creation`` (+ ``suffix``)."""
+    return Measurement(
+        source=f"{origin}:{line}",
+        tool="mdtest",
+        tool_version=version,
+        phase=operation.strip().lower().replace(" ", "_") + suffix,
+        metric="ops_rate",
+        value=mean,
+        # A row without a spread (the stonewall row, NaN here) keeps the context's.
+        **context.fields(
+            workload=command,
+            nodes=nodes,
+            ppn=(tasks // nodes) if tasks and nodes else None,
+            uncertainty=None if math.isnan(uncertainty) else uncertainty,
+        ),
+    )

@@ -87,17 +87,14 @@ def plan_workload(command: str) -> WorkloadSpec:
             "run the MPI-IO workload with the real tool, or simulate it"
         )
     for phase in spec.phases:
-        if phase.direct and phase.is_metadata and phase.bytes_per_rank:
+        if not (phase.direct and phase.bytes_per_rank):
+            continue  # O_DIRECT without data (mdtest's items alone) changes nothing
+        if phase.is_metadata:
             raise WorkloadError(
                 "mdtest --posix.odirect with -w or -e: the runner writes and reads the items' data through "
                 "the page cache; simulate it, or drop --posix.odirect"
             )
-        if (
-            phase.direct
-            and phase.bytes_per_rank
-            and not phase.is_metadata
-            and phase.transfer_size_bytes % _DIRECT_ALIGNMENT
-        ):
+        if phase.transfer_size_bytes % _DIRECT_ALIGNMENT:
             raise WorkloadError(
                 f"{spec.tool}: O_DIRECT needs transfers in multiples of {_DIRECT_ALIGNMENT} bytes, "
                 f"got {phase.transfer_size_bytes}"
