@@ -429,6 +429,8 @@ def _simulate(args: argparse.Namespace) -> int:
     from simfs.api import repeat, simulate, split_overrides
     from simfs.report.tables import render_text, wide_table
 
+    if args.workload.split()[:1] == ["io500"]:
+        return _simulate_io500(args)
     if args.repeats > 1:
         if args.per_rank or args.timeline:
             raise SimfsError("--repeats: prints the spread of each phase; drop --per-rank and --timeline")
@@ -465,6 +467,8 @@ def _simulate(args: argparse.Namespace) -> int:
         print(render_text(table))
     else:
         _emit(frame, "csv" if args.format == "table" else args.format)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     for target in timelines:
         if target.suffix.lower() == ".csv":
             from simfs.report.files import write_text
@@ -476,6 +480,45 @@ def _simulate(args: argparse.Namespace) -> int:
             title = f"{args.system}: {args.workload}"
             timeline_plot(result.timeline, target, title=title, phases=phase_spans(result.ranks))
         print(f"timeline written to {target}", file=sys.stderr)
+    return 0
+
+
+def _simulate_io500(args: argparse.Namespace) -> int:
+    """``--workload "io500 config.ini"``: the harness's phases and scores."""
+    import shlex
+
+    from simfs.api import load_system, split_overrides
+    from simfs.experiment import Experiment
+    from simfs.io500 import simulate_io500
+    from simfs.report.tables import render_text
+    from simfs.workloads.io500 import read_io500_config
+
+    words = shlex.split(args.workload)
+    if len(words) != 2:
+        raise SimfsError(f'--workload {args.workload!r}: expected "io500 CONFIG.ini" (the harness\'s config file)')
+    if args.repeats > 1 or args.per_rank or args.timeline:
+        raise SimfsError(
+            "--workload io500: prints the harness's phases and scores; drop --repeats, --per-rank and --timeline"
+        )
+    plan = read_io500_config(words[1])
+    experiment_overrides, profile_overrides = split_overrides(_overrides(args))
+    system = load_system(args.system, profile_overrides)
+    experiment = Experiment.from_settings(experiment_overrides)
+    result = simulate_io500(system, plan, experiment, force=args.force)
+    frame = result.phases
+    if args.format != "table":
+        _emit(frame.assign(nodes=experiment.nodes, ppn=experiment.ppn), args.format)
+    else:
+        table = frame[["phase", "value", "unit", "time_s", "bottleneck"]].rename(columns={"time_s": "simulated s"})
+        print(render_text(table))
+        scores = result.scores
+        print(
+            f"[SCORE ] Bandwidth {scores['bandwidth']:.6f} GiB/s : IOPS {scores['iops']:.6f} kiops : "
+            f"TOTAL {scores['total']:.6f}  (simulated: {experiment.nodes} nodes x {experiment.ppn} ppn)",
+            flush=True,
+        )
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

@@ -96,6 +96,9 @@ class Result:
     #: Request-level work of the run: SimPy events scheduled (``events``), metadata
     #: requests, lock enqueues and callbacks, data RPCs, partial-page and parity reads.
     request_counts: dict[str, int] = field(default_factory=dict)
+    #: One line per phase simulated on a sample of its requests (a time-bounded phase's
+    #: steady rate, :mod:`simfs.workloads.steady_state`).
+    notes: tuple[str, ...] = ()
 
     def run_columns(self) -> dict[str, Any]:
         """Columns that identify the run in every table."""

@@ -34,15 +34,19 @@ from simfs.filesystems.core import FileSystem, FileSystemInstance, Layout
 from simfs.results import PhaseAttribution, RankRecord, Result
 from simfs.workloads import parse_workload
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec, transfer_offsets
+from simfs.workloads.steady_state import steady_state_sample
+
+
+def _request_level_possible(system: FileSystem, experiment: Experiment) -> bool:
+    """Shared-file writes may run request by request through the lock manager."""
+    return experiment.mode != "fluid" and system.lock_policy() is not None and system.mechanisms["extent_locks"]
 
 
 def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experiment) -> cost.Cost:
     """What simulating ``workload`` on ``system`` will cost (:mod:`simfs.cost`)."""
     background = _background_workload(experiment)
     all_nodes = experiment.nodes + (experiment.background_nodes if background else 0)
-    request_level = (
-        experiment.mode != "fluid" and system.lock_policy() is not None and system.mechanisms["extent_locks"]
-    )
+    request_level = _request_level_possible(system, experiment)
     main = cost.estimate(
         experiment.ranks,
         experiment.nodes,
@@ -103,6 +107,9 @@ def run(
             f"stripe_offset: {stripe_offset} is not an OST index of {system.name} (0..{system.target_count - 1})"
         )
 
+    workload, sample_notes = steady_state_sample(
+        workload, experiment.ranks, request_level_writes=_request_level_possible(system, experiment)
+    )
     cost.check(estimate_cost(system, workload, experiment), force=force)
     cores = system.client.cores
     if experiment.ppn > cores and workload.tool != "obdfilter-survey":
@@ -173,6 +180,7 @@ def run(
         ),
         solves=network.stats.solves,
         request_counts=_request_counts(env, fs),
+        notes=sample_notes,
         request_queues={f"{system.NAMES['metadata']}.dir-lock": fs.metadata.queue_samples()}
         if record_timeline
         else None,

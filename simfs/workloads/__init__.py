@@ -45,6 +45,11 @@ def parse_workload(command: str) -> WorkloadSpec:
             f"workload: {environment[0]!r} before {tool!r}: only obdfilter-survey takes variables there"
         )
     words[1:] = environment + words[1:]
+    if tool == "io500":
+        raise WorkloadError(
+            "workload: io500 runs a sequence of IOR and mdtest jobs, not one: simfs simulate runs it "
+            '(--workload "io500 config.ini"), and simfs.io500.simulate_io500 from Python'
+        )
     if tool not in _PARSERS:
         raise WorkloadError(f"workload: unknown tool {words[0]!r} (simfs models: {', '.join(_PARSERS)})")
     return _PARSERS[tool](words[1:], command)

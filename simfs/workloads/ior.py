@@ -45,7 +45,8 @@ them), so neither the simulator nor the runner acts on them:
 ``-d S``                           delay between repetitions (outside every phase's time)
 ``--random-offset-seed=N``         the seed of ``-z``'s random order (which order, not how
                                    many transfers or where: the runner draws its own)
-``-O stoneWallingStatusFile=``     where ``-D`` saves the transfer count (bookkeeping)
+``-O stoneWallingStatusFile=``     where ``-D`` saves the transfer count; without ``-D`` a read
+                                   that finds it is time-bounded (simfs.workloads.steady_state)
 ``-O saveRankPerformanceDetailsCSV=``  per-rank results file (output)
 =================================  =====================================================
 
@@ -146,6 +147,8 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         stonewall_s=stonewall_s,
         wear_out=wear_out,
         collective="-c" in flags,
+        # The IO500 reads what its stonewalled write wrote: IOR reads the count from the file.
+        stonewall_bound="stoneWallingStatusFile" in extended and stonewall_s == 0,
     )
     phases = []
     if do_write:

@@ -32,7 +32,8 @@ Accepted and without effect on what is timed (the IO500 harness gives most of th
 =================================  =====================================================
 ``-P``                             print rates and times (output)
 ``-X``                             check the data read (verification of bytes already read)
-``-x PATH``                        where ``-W`` saves the stonewall count (bookkeeping)
+``-x PATH``                        where ``-W`` saves the stonewall count; a later stat, read or
+                                   remove is then time-bounded (simfs.workloads.steady_state)
 ``-G N``, ``--dataPacketType``     what the file data holds (no compression modelled)
 ``--saveRankPerformanceDetails``   per-rank results file (output)
 ``-L``                             items only in the tree's leaves: the tree has one
@@ -70,6 +71,8 @@ _STRIDE_STEPS = {"create": 0, "stat": 1, "read": 2, "remove": 3}
 
 def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
     flags, values = scan_options("mdtest", args, _FLAGS, _VALUED, ignored=_VERBOSITY, no_io=_NO_IO)
+    # -x FILE: where -W saved the stonewall count, and where a later run reads it from.
+    stonewall_file = any(arg == "-x" or arg.startswith("-x=") for arg in args)
     if values.get("-a", "POSIX").upper() != "POSIX":
         raise WorkloadError(f"mdtest: -a {values['-a']}: only the POSIX interface is modelled")
     if "-n" not in values:
@@ -115,6 +118,7 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
                     owner_stride=stride * _STRIDE_STEPS[step],
                     stonewall_s=stonewall_s if (kind, step) == ("file", "create") else 0.0,
                     direct="--posix.odirect" in flags,
+                    stonewall_bound=stonewall_file and step != "create" and kind == "file",
                 )
             )
     options = {

@@ -68,6 +68,10 @@ class PhaseSpec:
     collective: MPI-IO collective I/O (``MPI_File_write_all``, IOR ``-c``, benchio): the
         ranks' data is gathered by aggregators, one per node up to the file's stripe
         count, which write whole stripes (ROMIO's two-phase I/O).
+    stonewall_bound: the phase does what an earlier stonewalled phase did (IOR ``-O
+        stoneWallingStatusFile=`` without ``-D``, mdtest ``-x`` on a stat, read or remove
+        phase): the size on the command line is only its upper bound, and like a
+        stonewalled phase its result is a steady rate (:mod:`simfs.workloads.steady_state`).
     """
 
     op: Op
@@ -89,6 +93,7 @@ class PhaseSpec:
     wear_out: bool = False
     owner_stride: int = 0
     collective: bool = False
+    stonewall_bound: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -105,6 +110,12 @@ class PhaseSpec:
     @property
     def block_size_bytes(self) -> int:
         return self.bytes_per_rank // self.segment_count
+
+    @property
+    def time_bounded(self) -> bool:
+        """The phase ends at a stonewall (IOR ``-D``, mdtest ``-W``) or does what one
+        left (:attr:`stonewall_bound`): its result is a rate, not a size."""
+        return self.stonewall_s > 0 or self.stonewall_bound
 
     @property
     def is_metadata(self) -> bool:

@@ -199,7 +199,9 @@ IO500_MDTEST_EASY_WRITE = (
         # What is left once the options that change nothing timed are taken out.
         (IO500_IOR_EASY_WRITE, "ior -C -Q 1 -g -e -o /net/d/ior-easy/ior_file_easy -t 2m -b 9920000m -F -w -D 300 "
          "-O stoneWallingWearOut=1 -a POSIX"),
-        (IO500_IOR_HARD_READ, "ior -C -Q 1 -g -e -o /net/d/ior-hard/file -t 47008 -b 47008 -s 10000000 -r -a POSIX"),
+        # The stonewall file stays: a read that finds one redoes what the write did.
+        (IO500_IOR_HARD_READ, "ior -C -Q 1 -g -e -o /net/d/ior-hard/file -t 47008 -b 47008 -s 10000000 -r -a POSIX "
+         "-O stoneWallingStatusFile=/net/r/ior-hard.stonewall"),
         (IO500_MDTEST_EASY_WRITE, "mdtest -n 1000000 -u -F -N 1 -d /net/d/mdtest-easy -C -Y -W 300 -a POSIX"),
     ],
 )  # fmt: skip

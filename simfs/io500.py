@@ -1,0 +1,116 @@
+"""Simulate an IO500 run phase by phase, and score it as the harness does.
+
+Each phase is its own simulated job on the same system, as each is its own MPI job in
+the harness (:mod:`simfs.workloads.io500` has the command lines).  A read, stat or delete
+phase redoes what its write phase did in the real run: the harness passes the stonewall
+count on (``stoneWallingStatusFile``, mdtest ``-x``), so a rank reads, stats or deletes
+``rate x stonewall`` of what its write phase did (at most what the command line asks).
+The request-level part of every phase is simulated on a bounded sample
+(:mod:`simfs.workloads.steady_state`); each such phase says so in :attr:`Io500Result.notes`.
+
+Scores, as ``io500`` ``src/main.c`` computes them: bandwidth is the geometric mean of
+the four IOR phases in GiB/s; IOPS (the metadata score) the geometric mean of the
+metadata phases in kIOPS; the total is the square root of their product.  ``find`` is
+not simulated, so the metadata score here is over the eight mdtest phases, and the
+notes say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import pandas as pd
+
+from simfs import simulation
+from simfs.experiment import Experiment
+from simfs.filesystems import FileSystem
+from simfs.units import GIB
+from simfs.workloads import parse_workload
+from simfs.workloads.io500 import Io500Plan
+from simfs.workloads.spec import WorkloadSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class Io500Result:
+    """Per phase (``phases``: phase, value, unit, time_s, rate in bytes/s or ops/s,
+    bottleneck, command) and the scores (``scores``: bandwidth in GiB/s, iops in kIOPS,
+    total), with one note per phase not simulated or simulated on a sample."""
+
+    phases: pd.DataFrame
+    scores: dict[str, float]
+    notes: tuple[str, ...]
+
+
+def simulate_io500(system: FileSystem, plan: Io500Plan, experiment: Experiment, *, force: bool = False) -> Io500Result:
+    rows: list[dict[str, Any]] = []
+    notes = list(plan.skipped)
+    # Per write phase: what one rank did per second of it (bytes or items).
+    per_rank_rate: dict[str, float] = {}
+    for phase in plan.phases:
+        spec = parse_workload(phase.command)
+        if phase.bounded_by:
+            spec = _bounded(spec, per_rank_rate.get(phase.bounded_by), plan.stonewall_s)
+        result = simulation.run(system, spec, experiment, force=force)
+        notes.extend(f"{phase.name}: {note.split(': ', 1)[1]}" for note in result.notes)
+        frame = result.phases
+        row = frame.iloc[0] if len(frame) == 1 else frame.iloc[-1]
+        if phase.score == "bandwidth":
+            rate, value, unit = float(row["agg_bw_Bps"]), float(row["agg_bw_Bps"]) / GIB, "GiB/s"
+            done = float(row["bytes"])
+        else:
+            rate, value, unit = float(row["ops_per_s"]), float(row["ops_per_s"]) / 1000.0, "kIOPS"
+            done = float(row["ops"])
+        if not phase.bounded_by:
+            per_rank_rate[phase.name] = done / experiment.ranks / float(row["time_s"])
+        rows.append(
+            {
+                "phase": phase.name,
+                "value": value,
+                "unit": unit,
+                "time_s": float(row["time_s"]),
+                "rate": rate,
+                "bottleneck": row["bottleneck"],
+                "command": phase.command,
+            }
+        )
+    frame = pd.DataFrame(rows)
+    scores = _scores(frame)
+    if any(line.startswith("find:") for line in plan.skipped):
+        notes.append("the IOPS score is over the mdtest phases only: find is not simulated")
+    return Io500Result(frame, scores, tuple(notes))
+
+
+def _bounded(spec: WorkloadSpec, rate_per_rank: float | None, stonewall_s: float) -> WorkloadSpec:
+    """The later phase sized to what its write phase did in ``stonewall_s`` seconds."""
+    if rate_per_rank is None:
+        return spec  # its write phase did not run: the command line's own size
+    phases = []
+    for phase in spec.phases:
+        if phase.is_metadata:
+            items = max(1, min(phase.items_per_rank, int(rate_per_rank * stonewall_s)))
+            per_item = phase.bytes_per_rank // phase.items_per_rank
+            phase = dataclasses.replace(phase, items_per_rank=items, bytes_per_rank=items * per_item)
+        else:
+            block = phase.block_size_bytes
+            if phase.segment_count > 1:
+                segments = max(1, min(phase.segment_count, int(rate_per_rank * stonewall_s // block)))
+                phase = dataclasses.replace(phase, segment_count=segments, bytes_per_rank=segments * block)
+            else:
+                transfer = phase.transfer_size_bytes
+                size = max(transfer, min(block, int(rate_per_rank * stonewall_s // transfer) * transfer))
+                phase = dataclasses.replace(phase, bytes_per_rank=size)
+        phases.append(phase)
+    return dataclasses.replace(spec, phases=tuple(phases))
+
+
+def _scores(frame: pd.DataFrame) -> dict[str, float]:
+    def geometric_mean(values: pd.Series) -> float:
+        if values.empty or (values <= 0).any():
+            return math.nan
+        return float(math.exp(sum(math.log(v) for v in values) / len(values)))
+
+    bandwidth = geometric_mean(frame.loc[frame["unit"] == "GiB/s", "value"])
+    iops = geometric_mean(frame.loc[frame["unit"] == "kIOPS", "value"])
+    return {"bandwidth": bandwidth, "iops": iops, "total": math.sqrt(bandwidth * iops)}

@@ -1,0 +1,165 @@
+"""The IO500 as a workload: config.ini to the harness's runs, the steady-state sample of
+time-bounded phases, the phase sequence and its scores."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import simfs
+from simfs.api import load_system
+from simfs.cli import main
+from simfs.errors import WorkloadError
+from simfs.experiment import Experiment
+from simfs.io500 import _scores, simulate_io500
+from simfs.workloads import parse_workload, steady_state
+from simfs.workloads.io500 import STANDARD_PHASES, parse_io500_config, read_io500_config
+
+LEM = Path(__file__).parents[1] / "data" / "workloads" / "io500-lem"
+
+
+def _exe_lines(result_txt: Path) -> dict[str, str]:
+    """The ``exe`` command line of each phase of a C-harness result.txt, launcher dropped."""
+    commands, section = {}, ""
+    for line in result_txt.read_text().splitlines():
+        header = re.match(r"^\[(.+)\]\s*$", line)
+        if header:
+            section = header[1]
+        elif line.startswith("exe") and section:
+            words = line.split("=", 1)[1].split()
+            tool = words[0].rsplit("/", 1)[-1]
+            commands[section] = " ".join([tool, *words[1:]])
+    return commands
+
+
+def test_config_gives_the_runs_the_harness_recorded():
+    plan = read_io500_config(LEM / "config.ini")
+    recorded = _exe_lines(LEM / "result.txt")
+    assert [p.name for p in plan.phases] == [name for name, _ in STANDARD_PHASES if name != "find"]
+    for phase in plan.phases:
+        ours, theirs = parse_workload(phase.command), parse_workload(recorded[phase.name])
+        assert ours.phases == theirs.phases, phase.name
+        assert ours.intra_phase_barriers == theirs.intra_phase_barriers
+    assert plan.stonewall_s == 300
+    assert any(line.startswith("find:") for line in plan.skipped)
+
+
+def test_empty_keys_take_the_harness_defaults():
+    plan = parse_io500_config("[global]\ndatadir = /x\n[ior-easy]\nblockSize =\n[debug]\n")
+    commands = {p.name: p.command for p in plan.phases}
+    assert "-t 2m -b 9920000m -F -w -D 300" in commands["ior-easy-write"]
+    assert "-s 10000000" in commands["ior-hard-write"]
+    assert commands["mdtest-easy-write"].startswith("mdtest -n 1000000 -u -L -F")
+    assert "-w 3901 -e 3901" in commands["mdtest-hard-write"]
+    hard = parse_workload(commands["ior-hard-write"]).phases[0]
+    assert hard.shared_file and hard.transfer_size_bytes == 47008 and hard.stonewall_s == 300
+    read = parse_workload(commands["ior-hard-read"]).phases[0]
+    assert read.op == "read" and read.stonewall_bound and not read.stonewall_s
+
+
+def test_run_false_leaves_a_phase_out_and_says_so():
+    plan = parse_io500_config("[global]\n[mdtest-hard]\nrun = FALSE\n[ior-easy-read]\nrun = FALSE\n")
+    names = [p.name for p in plan.phases]
+    assert "ior-easy-read" not in names and not any(n.startswith("mdtest-hard") for n in names)
+    assert any(line.startswith("ior-easy-read: run = FALSE") for line in plan.skipped)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[global]\napi = DFS --dfs.pool=x\n", r"\[ior-easy\] API DFS: simfs models the POSIX and MPIIO"),
+        ("[global]\n[mdtest-hard]\nfiles-per-dir = 100\n", r"files-per-dir = 100: mdtest's directory trees"),
+        ("[global]\n[debug]\nstonewall-time = 0\n", r"stonewall-time = 0: expected a whole number"),
+        ("[global]\n[ior-easy]\nfilePerProc = maybe\n", r"filePerProc = MAYBE: expected TRUE or FALSE"),
+        ("just text\n", r"not an IO500 config.ini"),
+        ("[other]\nx = 1\n", r"no \[global\]"),
+    ],
+)
+def test_bad_configs_are_refused_in_one_line(text, message):
+    with pytest.raises(WorkloadError, match=message) as caught:
+        parse_io500_config(text, "cfg.ini")
+    assert "\n" not in str(caught.value) and "cfg.ini" in str(caught.value)
+
+
+def test_io500_is_not_one_command():
+    with pytest.raises(WorkloadError, match="sequence of IOR and mdtest jobs"):
+        parse_workload("io500 config.ini")
+
+
+def test_sample_cuts_only_time_bounded_request_level_parts():
+    spec = parse_workload("mdtest -n 100000 -u -F -C -W 300 -x sw")
+    sampled, notes = steady_state.steady_state_sample(spec, 2000, request_level_writes=True)
+    assert sampled.phases[0].items_per_rank == steady_state.MIN_ITEMS_PER_RANK
+    assert notes and "100 of 100,000 items per rank" in notes[0]
+    untimed = parse_workload("mdtest -n 100000 -u -F -C")
+    assert steady_state.steady_state_sample(untimed, 2000, request_level_writes=True) == (untimed, ())
+    hard = parse_workload("ior -t 47008 -b 47008 -s 50000 -w -D 300")
+    cut, notes = steady_state.steady_state_sample(hard, 100, request_level_writes=True)
+    assert cut.phases[0].segment_count == steady_state.SAMPLE_WRITES // 100
+    assert cut.phases[0].block_size_bytes == 47008
+    # A fluid write costs the same at any size: not cut.
+    assert steady_state.steady_state_sample(hard, 100, request_level_writes=False) == (hard, ())
+
+
+def test_a_sampled_stonewalled_create_keeps_the_whole_phases_rate(monkeypatch):
+    """The sample's rate against the whole phase's (both simulated here)."""
+    command = "mdtest -n 2000 -u -F -C -W 300"
+    whole = simfs.simulate("crtdc-lfs3", command, nodes=2, ppn=4).phases["ops_per_s"].iloc[0]
+    monkeypatch.setattr(steady_state, "SAMPLE_ITEMS", 800)  # 100 of 2,000 items a rank
+    result = simfs.simulate("crtdc-lfs3", command, nodes=2, ppn=4)
+    assert result.phases["ops"].iloc[0] == 8 * 100
+    assert result.notes and "100 of 2,000" in result.notes[0]
+    assert result.phases["ops_per_s"].iloc[0] == pytest.approx(whole, rel=0.03)
+
+
+def test_scores_are_the_harness_geometric_means():
+    frame = pd.DataFrame(
+        {"value": [4.0, 1.0, 9.0, 16.0, 2.0, 8.0], "unit": ["GiB/s"] * 4 + ["kIOPS"] * 2},
+    )
+    scores = _scores(frame)
+    assert scores["bandwidth"] == pytest.approx((4 * 1 * 9 * 16) ** 0.25)
+    assert scores["iops"] == pytest.approx(4.0)
+    assert scores["total"] == pytest.approx(math.sqrt(scores["bandwidth"] * 4.0))
+
+
+def test_a_small_io500_runs_in_the_harness_order_and_reads_what_was_written():
+    plan = parse_io500_config(
+        "[global]\n[debug]\nstonewall-time = 2\n[ior-easy]\ntransferSize = 1m\nblockSize = 100000m\n"
+        "[ior-hard]\nsegmentCount = 400\n[mdtest-easy]\nn = 300\n[mdtest-hard]\nn = 300\n"
+    )
+    experiment = Experiment(nodes=2, ppn=2)
+    result = simulate_io500(load_system("crtdc-lfs3"), plan, experiment)
+    frame = result.phases.set_index("phase")
+    assert list(frame.index) == [p.name for p in plan.phases]
+    assert (frame["value"] > 0).all()
+    assert set(frame["unit"]) == {"GiB/s", "kIOPS"}
+    # The easy write stops at its 2 s stonewall; the read reads what it wrote, no more.
+    assert frame.loc["ior-easy-write", "time_s"] == pytest.approx(2.0, abs=0.2)
+    written = frame.loc["ior-easy-write", "rate"] * frame.loc["ior-easy-write", "time_s"]
+    read = frame.loc["ior-easy-read", "rate"] * frame.loc["ior-easy-read", "time_s"]
+    assert read <= written * 1.001
+    assert read >= written * 0.9
+    assert all(math.isfinite(value) and value > 0 for value in result.scores.values())
+    assert any("find is not simulated" in note for note in result.notes)
+
+
+def test_cli_prints_phases_scores_and_notes(tmp_path, capsys):
+    config = tmp_path / "config.ini"
+    config.write_text(
+        "[global]\n[debug]\nstonewall-time = 1\n[ior-easy]\nblockSize = 64m\n[ior-hard]\nsegmentCount = 40\n"
+        "[mdtest-easy]\nn = 50\n[mdtest-hard]\nn = 50\n"
+    )
+    argv = ["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {config}", "--nodes", "2", "--ppn", "2"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert re.search(r"^\[SCORE \] Bandwidth [\d.]+ GiB/s : IOPS [\d.]+ kiops : TOTAL [\d.]+", out, re.M)
+    assert "mdtest-hard-delete" in out and "note: find: not simulated" in err
+    bad = tmp_path / "bad.ini"
+    bad.write_text("[global]\napi = DFS\n")
+    assert main(["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {bad}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "API DFS" in err
