@@ -70,6 +70,16 @@ def looks_like_ini(text: str) -> bool:
     return re.search(r"^\[(ior|mdtest)-easy-write\]\s*$", text, re.M) is not None and "\nscore " in text
 
 
+def not_results(text: str) -> str:
+    """Why an IO500 file that is not results is not read ("" for any other text): a
+    ``config.ini`` is a workload, a ``*.stonewall`` file the harness's bookkeeping."""
+    if re.search(r"^\[(global|ior-easy|mdtest-easy|debug)\]\s*$", text, re.M) and not looks_like_ini(text):
+        return 'an IO500 configuration, not results (a workload: simfs simulate --workload "io500 FILE")'
+    if re.fullmatch(r"\s*\d+\s*", text):
+        return "a number alone: an IO500 stonewall count file (bookkeeping), not results"
+    return ""
+
+
 def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
     if looks_like_ini(text):
         return _parse_ini(text, origin, context)

@@ -163,3 +163,19 @@ def test_cli_prints_phases_scores_and_notes(tmp_path, capsys):
     assert main(["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {bad}"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "API DFS" in err
+
+
+def test_a_results_folder_says_why_its_config_and_stonewall_files_are_not_read(tmp_path):
+    from simfs.ingest import read_measurements
+    from simfs.ingest.common import SkippedFileWarning
+
+    (tmp_path / "config.ini").write_text((LEM / "config.ini").read_text())
+    (tmp_path / "result.txt").write_text((LEM / "result.txt").read_text())
+    (tmp_path / "mdtest-hard.stonewall").write_text("5995")
+    with pytest.warns(SkippedFileWarning) as caught:
+        frame = read_measurements(tmp_path)
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2
+    assert "config.ini: an IO500 configuration, not results" in messages[0]
+    assert "mdtest-hard.stonewall: a number alone: an IO500 stonewall count file" in messages[1]
+    assert (frame["tool"] == "io500").all() and len(frame) > 10
