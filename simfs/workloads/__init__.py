@@ -10,6 +10,7 @@ from simfs.workloads.access_class import parse_access_class
 from simfs.workloads.benchio import parse_benchio
 from simfs.workloads.bonnie import parse_bonnie
 from simfs.workloads.dd import parse_dd
+from simfs.workloads.fio import parse_fio
 from simfs.workloads.ior import parse_ior
 from simfs.workloads.mdtest import parse_mdtest
 from simfs.workloads.obdfilter import parse_obdfilter
@@ -24,6 +25,7 @@ _PARSERS = {
     "access-class": parse_access_class,
     "benchio": parse_benchio,
     "benchio.x": parse_benchio,
+    "fio": parse_fio,
 }
 
 
@@ -62,6 +64,7 @@ __all__ = [
     "parse_benchio",
     "parse_bonnie",
     "parse_dd",
+    "parse_fio",
     "parse_ior",
     "parse_mdtest",
     "parse_obdfilter",
