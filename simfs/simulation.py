@@ -267,9 +267,10 @@ class _Program:
 
         directory = self._directory(iteration, phase, node)
         if phase.op == "write" or (phase.op == "rewrite" and (iteration, file_key) not in self.layouts):
-            creates = (iteration, file_key) not in self.layouts
-            if creates:
+            new_layout = (iteration, file_key) not in self.layouts
+            if new_layout:
                 self.layouts[(iteration, file_key)] = self.fs.allocate(self.stripe_count, self.stripe_size)
+            creates = new_layout and not phase.existing_file  # IOR -E opens the file that is there
             yield from self.fs.metadata.request(
                 node,
                 "create" if creates else "open",

@@ -218,8 +218,10 @@ class _RankProgram:
                 buffer[start : start + len(pattern)] = pattern[: size - start]
         return self.buffers[size]
 
-    def _open_flags(self, op: str, direct: bool) -> int:
-        flags = {"write": os.O_WRONLY | os.O_CREAT, "read": os.O_RDONLY, "rewrite": os.O_RDWR}[op]
+    def _open_flags(self, op: str, direct: bool, existing: bool = False) -> int:
+        # IOR -E writes into the file that is there, and fails as IOR does where there is none.
+        create = 0 if existing else os.O_CREAT
+        flags = {"write": os.O_WRONLY | create, "read": os.O_RDONLY, "rewrite": os.O_RDWR}[op]
         return flags | (os.O_DIRECT if direct else 0)
 
     def _data_phase(self, iteration: int, phase: PhaseSpec, record: RankPhase) -> None:
@@ -233,7 +235,7 @@ class _RankProgram:
         if self.failure is None:
             try:
                 self._check(phase.label, 0)
-                fd = os.open(path, self._open_flags(phase.op, phase.direct), 0o644)
+                fd = os.open(path, self._open_flags(phase.op, phase.direct, phase.existing_file), 0o644)
             except (OSError, RunAborted) as exc:
                 self._fail(exc, f"open {path}")
         record.open_end = self._now()

@@ -64,7 +64,7 @@ from simfs.errors import WorkloadError
 from simfs.workloads.options import NoIoOptions, parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
-_FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "-g", "-z", "-c", "-u", "--posix.odirect"}
+_FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "-g", "-z", "-c", "-u", "-E", "--posix.odirect"}
 _VALUED = {"-a", "-t", "-b", "-s", "-i", "-o", "-O", "-Q", "-D"}
 _VERBOSITY = {"-v", "-vv", "-vvv", "-vvvv"}
 # Options that change nothing timed (the table above).
@@ -149,6 +149,7 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         collective="-c" in flags,
         # The IO500 reads what its stonewalled write wrote: IOR reads the count from the file.
         stonewall_bound="stoneWallingStatusFile" in extended and stonewall_s == 0,
+        existing_file="-E" in flags,
     )
     phases = []
     if do_write:

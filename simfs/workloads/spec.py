@@ -72,6 +72,7 @@ class PhaseSpec:
         stoneWallingStatusFile=`` without ``-D``, mdtest ``-x`` on a stat, read or remove
         phase): the size on the command line is only its upper bound, and like a
         stonewalled phase its result is a steady rate (:mod:`simfs.workloads.steady_state`).
+    existing_file: write into the file that is there (IOR ``-E``): opened, not created.
     """
 
     op: Op
@@ -94,6 +95,7 @@ class PhaseSpec:
     owner_stride: int = 0
     collective: bool = False
     stonewall_bound: bool = False
+    existing_file: bool = False
 
     def __post_init__(self) -> None:
         if not self.label:

@@ -17,7 +17,6 @@ REFUSALS = {
     "another API": r"only the POSIX (and MPIIO APIs|interface) (are|is) modelled",
     "GPFS hints": r"--posix\.gpfs\.\w+: this POSIX backend option is not modelled",
     "directory trees": r"mdtest: unsupported option '-[zbI]'",
-    "an existing file": r"ior: unsupported option '-E'",
     "an MPI-IO hints file": r"ior: unsupported option '-U'",
     "more items or bytes than simulated": r"expected at most|items per rank; at most|bytes per rank; simfs counts",
 }

@@ -2,6 +2,7 @@
 
 import pytest
 
+import simfs
 from simfs.errors import WorkloadError
 from simfs.workloads import parse_workload
 
@@ -81,7 +82,7 @@ def test_ior_attached_values_and_odirect():
         ("ior -t", "needs a value"),
         ("ior -i 0", "positive integer"),
         ("ior -b 1q", "invalid size"),
-        ("fio --name=x", "unknown tool"),
+        ("fsstress -n 10", "unknown tool"),
         ("", "empty command"),
         ("dd 'unterminated", "No closing quotation"),
     ],
@@ -240,3 +241,23 @@ def test_ior_task_offset_without_reorder_does_nothing_as_in_ior():
     (read,) = parse_workload("ior -r -Q 2").phases
     assert not read.reorder_tasks
     assert parse_workload("ior -r -C -Q 2").phases[0].task_offset == 2
+
+
+def test_ior_existing_file_is_opened_not_created(monkeypatch):
+    """IOR -E: the write opens the file that is there; the MDS sees an open, not a create."""
+    from simfs.filesystems.core import metadata
+
+    seen: list[str] = []
+    original = metadata.MetadataService.request
+
+    def spy(self, node, op, *args, **kwargs):
+        seen.append(op)
+        return original(self, node, op, *args, **kwargs)
+
+    monkeypatch.setattr(metadata.MetadataService, "request", spy)
+    simfs.simulate("crtdc-lfs3", "ior -a POSIX -w -t 1m -b 16m -F", nodes=2, ppn=2)
+    assert seen.count("create") == 4
+    seen.clear()
+    simfs.simulate("crtdc-lfs3", "ior -a POSIX -w -t 1m -b 16m -F -E", nodes=2, ppn=2)
+    assert seen.count("create") == 0 and seen.count("open") == 4
+    assert parse_workload("ior -w -E").phases[0].existing_file
