@@ -94,7 +94,7 @@ def test_sample_cuts_only_time_bounded_request_level_parts():
     spec = parse_workload("mdtest -n 100000 -u -F -C -W 300 -x sw")
     sampled, notes = steady_state.steady_state_sample(spec, 2000, request_level_writes=True)
     assert sampled.phases[0].items_per_rank == steady_state.MIN_ITEMS_PER_RANK
-    assert notes and "100 of 100,000 items per rank" in notes[0]
+    assert notes and f"{steady_state.MIN_ITEMS_PER_RANK} of 100,000 items per rank" in notes[0]
     untimed = parse_workload("mdtest -n 100000 -u -F -C")
     assert steady_state.steady_state_sample(untimed, 2000, request_level_writes=True) == (untimed, ())
     hard = parse_workload("ior -t 47008 -b 47008 -s 50000 -w -D 300")
