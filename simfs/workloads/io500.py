@@ -1,5 +1,6 @@
-"""The IO500 as a workload: a ``config.ini`` of the IO500's C harness (2020 onwards) read
-into the IOR and mdtest command lines the harness runs, in its order.
+"""The IO500 as a workload: a ``config.ini`` of the IO500's C harness (2020 onwards), or
+the ``io500.sh`` of the bash harness before it (:func:`parse_io500_script`), read into the
+IOR and mdtest command lines the harness runs, in its order.
 
 The harness (``io500``, ``src/phase_*.c``) runs, for the standard list::
 
@@ -36,6 +37,7 @@ POSIX or MPIIO (DFS, CHFS, IME, ...: another client than the file system's), and
 from __future__ import annotations
 
 import configparser
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -98,13 +100,154 @@ class Io500Plan:
 
 
 def read_io500_config(path: str | Path) -> Io500Plan:
-    """Read an IO500 ``config.ini`` (module docstring)."""
+    """Read an IO500 ``config.ini``, or the ``io500.sh`` of the bash harness (module
+    docstring)."""
     path = Path(path)
     try:
         text = path.read_text(errors="replace")
     except OSError as exc:
         raise WorkloadError(f"io500: {path}: {exc.strerror or exc}") from None
+    if _BASH_SETTING.search(text) or re.search(r"^\s*io500_ini=", text, re.M):
+        return parse_io500_script(text, str(path))
     return parse_io500_config(text, str(path))
+
+
+_BASH_SETTING = re.compile(r"^\s*(?:export\s+)?io500_(?:ior|mdtest)_\w+=", re.M)
+_BASH_ASSIGNMENT = re.compile(r"^\s*(?:export\s+|local\s+)?([A-Za-z_]\w*)=(.*)$")
+#: The bash harness's settings simfs needs, and what each is in its command lines.
+_SCRIPT_SETTINGS = (
+    "io500_ior_easy_params",
+    "io500_mdtest_easy_params",
+    "io500_mdtest_easy_files_per_proc",
+    "io500_ior_hard_writes_per_proc",
+    "io500_mdtest_hard_files_per_proc",
+)
+_SCRIPT_SWITCHES = {
+    "ior-easy-write": "io500_run_ior_easy",
+    "mdtest-easy-write": "io500_run_md_easy",
+    "ior-hard-write": "io500_run_ior_hard",
+    "mdtest-hard-write": "io500_run_md_hard",
+    "ior-easy-read": "io500_run_ior_easy_read",
+    "mdtest-easy-stat": "io500_run_md_easy_stat",
+    "ior-hard-read": "io500_run_ior_hard_read",
+    "mdtest-hard-stat": "io500_run_md_hard_stat",
+    "mdtest-easy-delete": "io500_run_md_easy_delete",
+    "mdtest-hard-read": "io500_run_md_hard_read",
+    "mdtest-hard-delete": "io500_run_md_hard_delete",
+}
+
+
+def parse_io500_script(text: str, origin: str = "io500.sh") -> Io500Plan:
+    """The ``io500.sh`` of the bash harness (2017-2020): its ``io500_*`` settings, read as
+    bash would assign them (the last assignment; ``$name`` and ``${name}`` of earlier
+    ones expanded), into the command lines of the harness's ``io500_fixed.sh``::
+
+        ior -w {ior_easy_params} -C -Q 1 -g -G 27 -k -e -o DATA/ior_easy/ior_file_easy
+            -O stoneWallingStatusFile=R/ior_easy -O stoneWallingWearOut=1 -D {timer}
+        ior -w -C -Q 1 -g -G 27 -k -e -t 47008 -b 47008 -s {ior_hard_writes_per_proc}
+            {ior_hard_other_options} -o DATA/ior_hard/IOR_file ... -D {timer}
+        mdtest -C -F -d DATA/mdt_easy -n {mdtest_easy_files_per_proc} {mdtest_easy_params}
+            -x R/mdt_easy-stonewall -W {timer}
+        mdtest -C -t -F -w 3901 -e 3901 -d DATA/mdt_hard -n {mdtest_hard_files_per_proc}
+            {mdtest_hard_other_options} -x R/mdt_hard-stonewall -W {timer}
+
+    (reads ``-r -R``, stat ``-T``, the hard read ``-E -X``, deletes ``-r``).  A setting the
+    script computes (``$(...)``, or read from an ini file by the 2020 harness) is an
+    error asking for the ini file instead."""
+    # The harness's functions run after the whole script is read: every setting has its
+    # last assignment's value, with the references in it expanded the same way.
+    raw_values: dict[str, tuple[str, int]] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        match = _BASH_ASSIGNMENT.match(raw)
+        if match:
+            raw_values[match[1]] = (_bash_value(match[2]), number)
+
+    def expand(name: str, seen: frozenset[str] = frozenset()) -> str:
+        value, number = raw_values[name]
+        computed = f"\0computed on line {number}"
+        if "$(" in value or "`" in value or name in seen:
+            return computed
+
+        def reference(match: re.Match) -> str:
+            other = match[1] or match[2]
+            return expand(other, seen | {name}) if other in raw_values else match[0]
+
+        expanded = re.sub(r"\$\{(\w+)\}|\$(\w+)", reference, value)
+        return computed if "\0" in expanded else expanded  # built from a computed value
+
+    values = {name: expand(name) for name in raw_values}
+    if "io500_ini" in values and not any(name in values for name in _SCRIPT_SETTINGS):
+        raise WorkloadError(
+            f"io500: {origin}: this io500.sh runs the harness on an ini file (io500_ini): give that config.ini"
+        )
+    for name in _SCRIPT_SETTINGS:
+        value = values.get(name)
+        if value is None:
+            raise WorkloadError(f"io500: {origin}: no {name}= setting (not an io500.sh of the bash harness?)")
+        if value.startswith("\0") or "$" in value:
+            where = value[1:] if value.startswith("\0") else f"{value!r}"
+            raise WorkloadError(
+                f"io500: {origin}: {name} is computed by the script ({where}): give the ini file it reads, "
+                "or the values the run used"
+            )
+    timer_text = values.get("io500_stonewall_timer", "300")
+    if not timer_text.isdigit():
+        raise WorkloadError(f"io500: {origin}: io500_stonewall_timer={timer_text}: expected whole seconds")
+    timer = int(timer_text)
+    easy, hard_options = values["io500_ior_easy_params"], values.get("io500_ior_hard_other_options", "")
+    size = values.get("io500_ior_easy_size", "")
+    if size and not re.search(r"(^|\s)-b", easy):
+        # The 2019 harness gives the easy block from its own setting, in MiB.
+        if not size.isdigit():
+            raise WorkloadError(f"io500: {origin}: io500_ior_easy_size={size}: expected MiB as a whole number")
+        easy = f"{easy} -b {size}m -F"
+    md_easy, md_hard_options = values["io500_mdtest_easy_params"], values.get("io500_mdtest_hard_other_options", "")
+    easy_items, hard_items = values["io500_mdtest_easy_files_per_proc"], values["io500_mdtest_hard_files_per_proc"]
+    segments = values["io500_ior_hard_writes_per_proc"]
+    deadline = f"-D {timer} " if timer else ""
+    wall = f"-W {timer} " if timer else ""
+    ior_common = "-C -Q 1 -g -G 27 -k -e"
+    commands = {
+        "ior-easy-write": f"ior -w {easy} {ior_common} -o DATA/ior_easy/ior_file_easy "
+        f"-O stoneWallingStatusFile=R/ior_easy -O stoneWallingWearOut=1 {deadline}",
+        "mdtest-easy-write": f"mdtest -C -F -d DATA/mdt_easy -n {easy_items} {md_easy} -x R/mdt_easy-stonewall {wall}",
+        "ior-hard-write": f"ior -w {ior_common} -t 47008 -b 47008 -s {segments} {hard_options} "
+        f"-o DATA/ior_hard/IOR_file -O stoneWallingStatusFile=R/ior_hard -O stoneWallingWearOut=1 {deadline}",
+        "mdtest-hard-write": f"mdtest -C -t -F -w 3901 -e 3901 -d DATA/mdt_hard -n {hard_items} {md_hard_options} "
+        f"-x R/mdt_hard-stonewall {wall}",
+        "ior-easy-read": f"ior -r -R {easy} {ior_common} -o DATA/ior_easy/ior_file_easy "
+        "-O stoneWallingStatusFile=R/ior_easy",
+        "mdtest-easy-stat": f"mdtest -T -F -d DATA/mdt_easy -n {easy_items} {md_easy} -x R/mdt_easy-stonewall",
+        "ior-hard-read": f"ior -r -R {ior_common} -t 47008 -b 47008 -s {segments} {hard_options} "
+        "-o DATA/ior_hard/IOR_file -O stoneWallingStatusFile=R/ior_hard",
+        "mdtest-hard-stat": f"mdtest -T -t -F -w 3901 -e 3901 -d DATA/mdt_hard -n {hard_items} {md_hard_options} "
+        "-x R/mdt_hard-stonewall",
+        "mdtest-easy-delete": f"mdtest -r -F -d DATA/mdt_easy -n {easy_items} {md_easy} -x R/mdt_easy-stonewall",
+        "mdtest-hard-read": f"mdtest -E -X -t -F -w 3901 -e 3901 -d DATA/mdt_hard -n {hard_items} "
+        f"{md_hard_options} -x R/mdt_hard-stonewall",
+        "mdtest-hard-delete": f"mdtest -r -t -F -w 3901 -e 3901 -d DATA/mdt_hard -n {hard_items} "
+        f"{md_hard_options} -x R/mdt_hard-stonewall",
+    }
+    phases, skipped = [], []
+    for name, score in STANDARD_PHASES:
+        if name == "find":
+            skipped.append("find: not simulated (pfind's parallel directory scan is not modelled)")
+            continue
+        switch = values.get(_SCRIPT_SWITCHES[name], "True")
+        if switch.lower() in ("false", "0", "no"):
+            skipped.append(f"{name}: {_SCRIPT_SWITCHES[name]}={switch} in {origin}")
+            continue
+        phases.append(Io500Phase(name, score, " ".join(commands[name].split())))
+    return Io500Plan(origin, float(timer), tuple(phases), tuple(skipped))
+
+
+def _bash_value(text: str) -> str:
+    """A bash assignment's value: quoted, or up to the first blank (then a comment)."""
+    text = text.strip()
+    if text[:1] in ("'", '"'):
+        end = text.find(text[0], 1)
+        return text[1:end] if end > 0 else text[1:]
+    return text.split()[0] if text else ""
 
 
 def parse_io500_config(text: str, origin: str = "config.ini") -> Io500Plan:

@@ -18,6 +18,7 @@ from simfs.experiment import Experiment
 from simfs.io500 import _scores, simulate_io500
 from simfs.workloads import parse_workload, steady_state
 from simfs.workloads.io500 import STANDARD_PHASES, parse_io500_config, read_io500_config
+from simfs.workloads.io500 import parse_io500_script as parse_io500_script_text
 
 LEM = Path(__file__).parents[1] / "data" / "workloads" / "io500-lem"
 
@@ -179,3 +180,46 @@ def test_a_results_folder_says_why_its_config_and_stonewall_files_are_not_read(t
     assert "config.ini: an IO500 configuration, not results" in messages[0]
     assert "mdtest-hard.stonewall: a number alone: an IO500 stonewall count file" in messages[1]
     assert (frame["tool"] == "io500").all() and len(frame) > 10
+
+
+BASH = Path(__file__).parents[1] / "data" / "workloads" / "io500-bash"
+
+
+def test_the_bash_harness_script_gives_the_runs_it_logged():
+    from simfs.ingest.io500 import _command
+
+    plan = read_io500_config(BASH / "io500.sh")
+    log = (BASH / "io-500-summary.2018.11.09-03.12.50.txt").read_text()
+    logged = [_command(line[7:]) for line in log.splitlines() if line.startswith("[Exec] ")]
+    logged = [command for command in logged if command.split()[0] in ("ior", "mdtest")]
+    assert [p.name for p in plan.phases] == [name for name, _ in STANDARD_PHASES if name != "find"]
+    assert len(logged) == len(plan.phases)
+    for phase, command in zip(plan.phases, logged):
+        assert parse_workload(phase.command).phases == parse_workload(command).phases, phase.name
+
+
+@pytest.mark.parametrize(
+    ("script", "message"),
+    [
+        ('io500_ini="$1"\nio500_mpirun="mpiexec"\n', r"runs the harness on an ini file \(io500_ini\)"),
+        ('io500_ior_easy_params="$(cat x)"\n', r"io500_ior_easy_params is computed by the script \(computed on line 2\)"),
+        ('io500_ior_easy_params="-t 1m -b 1g -F"\n', r"no io500_mdtest_easy_params= setting"),
+    ],
+)  # fmt: skip
+def test_scripts_whose_settings_cannot_be_known_are_refused(tmp_path, script, message):
+    path = tmp_path / "io500.sh"
+    path.write_text("#!/bin/bash\n" + script)
+    with pytest.raises(WorkloadError, match=message):
+        read_io500_config(path)
+
+
+def test_script_settings_are_expanded_as_bash_would_when_the_harness_runs():
+    plan = parse_io500_script_text(
+        'io500_stonewall_timer=30\nfunction setup {\n  io500_ior_easy_params="-t 2048k"\n  io500_ior_easy_size=$size\n}\n'
+        'size=5000\nio500_mdtest_easy_params="-u -L"\nio500_mdtest_easy_files_per_proc=${files}\nfiles=2000\n'
+        "io500_ior_hard_writes_per_proc=100\nio500_mdtest_hard_files_per_proc=300\nio500_run_md_hard_read=False\n"
+    )
+    commands = {p.name: p.command for p in plan.phases}
+    assert "-t 2048k -b 5000m -F" in commands["ior-easy-write"] and "-D 30" in commands["ior-easy-write"]
+    assert "-n 2000 -u -L" in commands["mdtest-easy-write"]
+    assert "mdtest-hard-read" not in commands and plan.stonewall_s == 30
