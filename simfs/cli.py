@@ -107,6 +107,14 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--out", required=True, help="calibrated profile to write (never the source profile)")
     calibrate.add_argument("--report", help="write the fit report (Markdown) here")
     calibrate.add_argument("--free", action="append", metavar="FIELD", help="fit only these declared parameters")
+    calibrate.add_argument(
+        "--metric",
+        action="append",
+        metavar="NAME",
+        help="fit only measurements of these metrics (agg_bw, ops_rate, ...; default all): an IOR "
+        "stonewalled write gives agg_bw and the slowest rank's min_rank_agg_bw, which a model without "
+        "imbalance cannot both match",
+    )
     # --bootstrap and --seed are checked by _calibrate, so that a bad value is the one-line
     # error of every other input mistake rather than argparse's usage message.
     calibrate.add_argument(
@@ -630,6 +638,15 @@ def _calibrate(args: argparse.Namespace) -> int:
         raise SimfsError(f"--out {out}: refusing to overwrite the source profile")
     with caught_warnings() as read_messages:
         measurements = pd.concat([read_measurements(path, strict=args.strict) for path in args.data], ignore_index=True)
+    if args.metric:
+        from simfs.predict import SIMULATED_METRICS
+
+        unknown = sorted(set(args.metric) - set(SIMULATED_METRICS))
+        if unknown:
+            raise SimfsError(f"--metric {unknown[0]}: expected one of {', '.join(SIMULATED_METRICS)}")
+        measurements = measurements[measurements["metric"].isin(args.metric)].reset_index(drop=True)
+        if measurements.empty:
+            raise SimfsError(f"--metric {', '.join(args.metric)}: no measurement of these metrics in the data")
     command = _command_line("calibrate")
     from tqdm import tqdm
 

@@ -103,3 +103,21 @@ def test_validate_a_case_and_its_errors(tmp_path, capsys):
     case.write_text(case.read_text().replace('split = "held-out"', 'split = "training"'))
     assert main(["validate", str(case)]) == 2
     assert "case.split: expected one of calibration, held-out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        ("bandwidth", "--metric bandwidth: expected one of agg_bw"),
+        ("clat_p99", "--metric clat_p99: expected one of"),  # read, but not simulated
+        ("ops_rate", "--metric ops_rate: no measurement of these metrics in the data"),
+    ],
+)
+def test_calibrate_metric_filter_errors(tmp_path, capsys, metric, message):
+    data = Path(__file__).parents[1] / "data" / "ingest" / "io500-ior"
+    sample = next(p for p in sorted(data.iterdir()) if p.suffix == ".txt")
+    argv = ["calibrate", "--system", "crtdc-lfs3", str(sample), "--out", str(tmp_path / "o.toml"), "--metric", metric]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "o.toml").exists()

@@ -223,3 +223,15 @@ def test_script_settings_are_expanded_as_bash_would_when_the_harness_runs():
     assert "-t 2048k -b 5000m -F" in commands["ior-easy-write"] and "-D 30" in commands["ior-easy-write"]
     assert "-n 2000 -u -L" in commands["mdtest-easy-write"]
     assert "mdtest-hard-read" not in commands and plan.stonewall_s == 30
+
+
+@pytest.mark.parametrize("name", ["generic-lustre", "generic-gpfs"])
+def test_the_generic_profiles_of_the_io500_study_load_and_declare_what_the_study_fits(name):
+    from simfs.systems.profile import load_profile
+
+    path = Path(__file__).parents[2] / "calibration" / "io500" / f"{name}.toml"
+    system = load_system(path)
+    assert system.client_count >= 10000
+    free = set(load_profile(path).table("calibration.free"))
+    study = {"generic-lustre": "mds", "generic-gpfs": "metadata"}[name]
+    assert {f"{study}.create_per_s", f"{study}.stat_per_s", f"{study}.remove_per_s"} <= free
