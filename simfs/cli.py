@@ -502,6 +502,9 @@ def _simulate_io500(args: argparse.Namespace) -> int:
     from simfs.workloads.io500 import read_io500_config
 
     words = shlex.split(args.workload)
+    rest = args.workload.split(None, 1)[1].strip() if len(args.workload.split(None, 1)) == 2 else ""
+    if len(words) != 2 and rest and Path(rest).exists():
+        words = ["io500", rest]  # an unquoted path with spaces in it
     if len(words) != 2:
         raise SimfsError(f'--workload {args.workload!r}: expected "io500 CONFIG.ini" (the harness\'s config file)')
     if args.repeats > 1 or args.per_rank or args.timeline:

@@ -235,3 +235,16 @@ def test_the_generic_profiles_of_the_io500_study_load_and_declare_what_the_study
     free = set(load_profile(path).table("calibration.free"))
     study = {"generic-lustre": "mds", "generic-gpfs": "metadata"}[name]
     assert {f"{study}.create_per_s", f"{study}.stat_per_s", f"{study}.remove_per_s"} <= free
+
+
+def test_a_config_path_with_spaces_needs_no_quotes(tmp_path, capsys):
+    folder = tmp_path / "Lem" / "Lustre 2024"
+    folder.mkdir(parents=True)
+    config = folder / "config.ini"
+    config.write_text(
+        "[global]\n[debug]\nstonewall-time = 1\n[ior-easy]\nblockSize = 64m\n[ior-hard]\nsegmentCount = 40\n"
+        "[mdtest-easy]\nn = 40\n[mdtest-hard]\nn = 40\n"
+    )
+    argv = ["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {config}", "--format", "csv"]
+    assert main(argv) == 0
+    assert "ior-hard-read" in capsys.readouterr().out

@@ -1,0 +1,318 @@
+"""Predict the hard phases of IO500 submissions from their easy phases (issue 19).
+
+For every submission of the public IO500 archive (``../shared/corpus/io500``, laid out
+``<institution>/<system>/<file system>/<year>/submission-<n>/``) whose IOR and mdtest
+outputs are there:
+
+1. its file system is named by its folder and, where there is one, its
+   ``system-information`` file; a type simfs models gets a profile: Lustre (and DDN
+   EXAScaler, a Lustre) the generic Lustre of ``calibration/io500/generic-lustre.toml``,
+   Spectrum Scale (GPFS, Storage Scale) the generic one of ``generic-gpfs.toml``, with
+   the client nodes and processes per node its outputs state and the data-server count
+   its system-information gives (``ds_nodes``); the rest of the profile is generic and
+   marked so.  Other types (DAOS, BeeGFS, WekaFS, ...) are listed with why they were not
+   built;
+2. the profile's free parameters (``MODELS``) are fitted to the submission's ior-easy write
+   and read and mdtest-easy write, stat and delete only, with ``simfs.ProfileCalibrator``
+   (no bootstrap);
+3. its ior-hard write and read and mdtest-hard write, stat, read and delete are predicted
+   and compared with what it measured.
+
+No per-submission tuning of anything but the easy-phase free parameters: this is a
+prediction, not a fit.  Results go to ``study.csv`` (one row per predicted phase, written
+as each submission finishes, so an interrupted run keeps what it did) and ``study.md``
+(error distribution per phase and file-system type, share within 2x, and the submissions
+not built and why).
+
+    python validation/io500/study.py [--corpus DIR] [--only TEXT] [--limit N] [--jobs N]
+
+Without the corpus (a user's clone has none) it says so and exits 1.  A submission takes
+minutes (every fit simulates its easy phases at the submission's scale some hundred
+times); ``--jobs`` runs submissions in parallel processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "io500"
+sys.path.insert(0, str(ROOT))
+
+#: Per model: its generic profile, the parameters fitted on the easy phases (each is what
+#: one easy phase mostly measures) and the profile field a stated data-server count sets.
+MODELS = {
+    "lustre": (
+        "generic-lustre.toml",
+        ["ost.ssd.write_Bps", "ost.ssd.read_Bps", "mds.create_per_s", "mds.stat_per_s", "mds.remove_per_s"],
+        "oss.count",
+    ),
+    "gpfs": (
+        "generic-gpfs.toml",
+        [
+            "nsd.ssd.write_Bps",
+            "nsd.ssd.read_Bps",
+            "metadata.create_per_s",
+            "metadata.stat_per_s",
+            "metadata.remove_per_s",
+        ],
+        "nsd_server.count",
+    ),
+}
+EASY = ("ior-easy-write", "ior-easy-read", "mdtest-easy-write", "mdtest-easy-stat", "mdtest-easy-delete")
+HARD = (
+    "ior-hard-write",
+    "ior-hard-read",
+    "mdtest-hard-write",
+    "mdtest-hard-stat",
+    "mdtest-hard-read",
+    "mdtest-hard-delete",
+)
+#: The row of each phase's output that the IO500 scores.
+_SCORED = {
+    "ior": {"write": "write", "read": "read"},
+    "mdtest": {"write": "file_creation", "stat": "file_stat", "read": "file_read", "delete": "file_removal"},
+}
+
+
+def file_system_type(submission: Path, corpus: Path) -> tuple[str, str]:
+    """The model simfs builds for a submission ("" if none) and the name it goes by."""
+    folder = submission.relative_to(corpus).parts[2]
+    stated = ""
+    for info in submission.rglob("system-information*"):
+        match = re.search(r'filesystem_type="([^"]*)"', info.read_text(errors="replace"))
+        if match:
+            stated = match[1]
+            break
+    name = f"{folder} ({stated})" if stated and stated.lower() not in folder.lower() else folder
+    text = f"{folder} {stated}".lower()
+    if "lustre" in text or "exascaler" in text:
+        return "lustre", name
+    if "gpfs" in text or "spectrum scale" in text or "storage scale" in text or "spectrumscale" in text:
+        return "gpfs", name
+    return "", name
+
+
+def stated_counts(submission: Path, field: str) -> dict[str, int]:
+    """``ds_nodes`` from the submission's system-information, where it gives one above 0,
+    as the model's data-server count ``field``."""
+    for info in submission.rglob("system-information*"):
+        match = re.search(r'ds_nodes="(\d+)"', info.read_text(errors="replace"))
+        if match and int(match[1]) > 0:
+            return {field: int(match[1])}
+    return {}
+
+
+def runs(submission: Path) -> list[Path]:
+    """Folders of a submission holding one run's IOR and mdtest outputs."""
+    found = {p.parent for p in submission.rglob("ior-easy-write.txt")} | {
+        p.parent for p in submission.rglob("ior_easy_write.txt")
+    }
+    return sorted(found)
+
+
+def phase_measurements(run: Path) -> pd.DataFrame:
+    """The scored value of each phase output of a run, labelled by IO500 phase."""
+    from simfs.ingest import read_file
+    from simfs.ingest.measurements import to_frame
+
+    rows = []
+    for phase in EASY + HARD:
+        path = run / f"{phase}.txt"
+        if not path.exists():
+            path = run / f"{phase.replace('-', '_')}.txt"
+        if not path.exists():
+            continue
+        tool = phase.split("-")[0]
+        wanted = _SCORED[tool][phase.rsplit("-", 1)[1]]
+        metric = "agg_bw" if tool == "ior" else "ops_rate"
+        for measurement in read_file(path):
+            if measurement.phase == wanted and measurement.metric == metric:
+                rows.append(measurement)
+                break
+    frame = to_frame(rows)
+    frame["io500_phase"] = [_phase_of(source) for source in frame["source"]]
+    return frame
+
+
+def _phase_of(source: str) -> str:
+    return Path(source.rsplit(":", 1)[0]).stem.replace("_", "-")
+
+
+def study_one(submission: Path, corpus: Path) -> tuple[list[dict], dict | None]:
+    """Predicted rows of one submission, or why it was not built."""
+    from simfs.calibrate import ProfileCalibrator
+    from simfs.systems.profile import load_profile
+
+    model, name = file_system_type(submission, corpus)
+    where = str(submission.relative_to(corpus))
+    if not model:
+        return [], {"submission": where, "file_system": name, "reason": "a file system simfs does not model"}
+    found = runs(submission)
+    if not found:
+        return [], {"submission": where, "file_system": name, "reason": "no IOR/mdtest outputs"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            measured = phase_measurements(found[0])
+    except Exception as exc:  # noqa: BLE001 - one line per submission in the report
+        return [], {"submission": where, "file_system": name, "reason": f"outputs not read: {exc}"}
+    easy = measured[measured["io500_phase"].isin(EASY)]
+    hard = measured[measured["io500_phase"].isin(HARD)]
+    if len(easy) < len(EASY) or hard.empty:
+        return [], {"submission": where, "file_system": name, "reason": "easy or hard phase outputs missing"}
+    nodes, ppn = easy["nodes"].dropna(), easy["ppn"].dropna()
+    if nodes.empty or ppn.empty:
+        return [], {"submission": where, "file_system": name, "reason": "nodes or processes per node not stated"}
+    ppn_value = int(ppn.max())
+    profile_name, free, server_field = MODELS[model]
+    overrides: dict = dict(stated_counts(submission, server_field))
+    if ppn_value > 128:
+        overrides["client.cores"] = ppn_value
+    profile = load_profile(ROOT / "calibration" / "io500" / profile_name).with_overrides(overrides)
+    started = time.process_time()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            calibrator = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5).fit(easy)
+            predicted = calibrator.predict(hard)
+    except Exception as exc:  # noqa: BLE001
+        return [], {"submission": where, "file_system": name, "reason": f"calibration or prediction failed: {exc}"}
+    cpu_s = time.process_time() - started
+    fitted = calibrator.residuals_.assign(io500_phase=easy.loc[calibrator.residuals_.index, "io500_phase"])
+    from simfs.predict import plan
+
+    _, unsimulated = plan(hard, warn=False)
+    rows = [
+        {"role": "not simulated", "submission": where, "file_system": name, "model": model,
+         "phase": row["io500_phase"], "reason": row["reason"]}
+        for _, row in unsimulated.iterrows()
+    ]  # fmt: skip
+    both = [("fitted", r, r["predicted"]) for _, r in fitted.iterrows()]
+    both += [("predicted", r, r["predicted"]) for _, r in predicted.iterrows()]
+    for role, row, value in both:
+        measured_value = float(row["measured"] if role == "fitted" else row["value"])
+        rows.append(
+            {
+                "role": role,
+                "submission": where,
+                "file_system": name,
+                "model": model,
+                "nodes": int(row["nodes"]),
+                "ppn": int(row["ppn"]),
+                "stated": f"{server_field}={overrides[server_field]}" if server_field in overrides else "",
+                "phase": row["io500_phase"],
+                "measured": measured_value,
+                "predicted": float(value),
+                "ratio": float(value) / measured_value,
+                "easy_rms_log_error": calibrator.rms_log_error_,
+                "fitted_parameters": " ".join(f"{k}={v:.4g}" for k, v in calibrator.params_.items()),
+                "cpu_s": cpu_s,
+            }
+        )
+    return rows, None
+
+
+def report(rows: pd.DataFrame, skipped: pd.DataFrame) -> str:
+    lines = ["# IO500 archive: hard phases predicted from easy phases", ""]
+    lines.append(
+        "Generated by `python validation/io500/study.py` (validation/io500/README.md).  ratio = predicted / "
+        "measured; within 2x means 0.5 <= ratio <= 2."
+    )
+    lines.append("")
+    header = [
+        "| file system | phase | submissions | median ratio | within 2x | min | max |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    if not rows.empty:
+        fitted, predicted = rows[rows["role"] == "fitted"], rows[rows["role"] == "predicted"]
+        lines += ["Easy phases, fitted (the calibration's own error, not a prediction):", "", *header]
+        lines += [*_table(fitted), "", "Hard phases, predicted:", "", *header, *_table(predicted)]
+        inside = ((predicted["ratio"] >= 0.5) & (predicted["ratio"] <= 2.0)).mean()
+        lines += ["", f"All predicted phases: {len(predicted)}, within 2x: {inside:.0%}.", ""]
+        missing = rows[rows["role"] == "not simulated"]
+        if not missing.empty:
+            lines += ["## Hard phases not simulated", "", "| submission | phase | why |", "|---|---|---|"]
+            for _, row in missing.iterrows():
+                lines.append(f"| {row['submission']} | {row['phase']} | {row['reason']} |")
+            lines.append("")
+    if not skipped.empty:
+        lines += ["## Not built", "", "| submission | file system | why |", "|---|---|---|"]
+        for _, row in skipped.iterrows():
+            lines.append(f"| {row['submission']} | {row['file_system']} | {row['reason']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _table(rows: pd.DataFrame) -> list[str]:
+    lines = []
+    for (model, phase), group in rows.groupby(["model", "phase"]):
+        ratio = group["ratio"]
+        inside = ((ratio >= 0.5) & (ratio <= 2.0)).mean()
+        lines.append(
+            f"| {model} | {phase} | {len(group)} | {np.median(ratio):.2f} | {inside:.0%} | "
+            f"{ratio.min():.2f} | {ratio.max():.2f} |"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--only", default="", help="study only submissions whose path contains this text")
+    parser.add_argument("--limit", type=int, default=0, help="at most this many submissions built")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args(argv)
+    if not args.corpus.is_dir():
+        print(f"study: no IO500 corpus at {args.corpus} (a user's clone has none; see validation/io500/README.md)")
+        return 1
+    submissions = sorted(p for p in args.corpus.glob("*/*/*/*/submission-*") if p.is_dir())
+    submissions = [s for s in submissions if args.only in str(s)]
+    built, skipped = [], []
+    to_build = []
+    for submission in submissions:
+        model, name = file_system_type(submission, args.corpus)
+        if not model:
+            skipped.append(
+                {"submission": str(submission.relative_to(args.corpus)), "file_system": name,
+                 "reason": "a file system simfs does not model"}
+            )  # fmt: skip
+        else:
+            to_build.append(submission)
+    if args.limit:
+        to_build = to_build[: args.limit]
+    csv_path, md_path = args.out / "study.csv", args.out / "study.md"
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(study_one, s, args.corpus): s for s in to_build}
+        for done, future in enumerate(as_completed(futures), start=1):
+            rows, why = future.result()
+            built += rows
+            if why:
+                skipped.append(why)
+            frame = pd.DataFrame(built)
+            frame.to_csv(csv_path, index=False)
+            md_path.write_text(report(frame, pd.DataFrame(skipped)))
+            label = futures[future].relative_to(args.corpus)
+            predicted = sum(row["role"] == "predicted" for row in rows)
+            status = why["reason"] if why else f"{predicted} hard phases predicted"
+            print(f"[{done}/{len(to_build)}] {label}: {status}", flush=True)
+    frame = pd.DataFrame(built)
+    frame.to_csv(csv_path, index=False)
+    md_path.write_text(report(frame, pd.DataFrame(skipped)))
+    print(f"study: {len(frame)} phases of {frame['submission'].nunique() if len(frame) else 0} submissions "
+          f"predicted; {len(skipped)} submissions not built; {md_path}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
