@@ -1,0 +1,53 @@
+"""validation/io500/study.py: which submissions it builds, and its report (the study
+itself reads the whole archive and runs for hours: not a test)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("io500_study", ROOT / "validation" / "io500" / "study.py")
+study = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(study)
+
+
+def _submission(corpus: Path, file_system: str, info: str = "") -> Path:
+    folder = corpus / "Site" / "System" / file_system / "2024" / "submission-1"
+    folder.mkdir(parents=True)
+    if info:
+        (folder / "system-information.txt").write_text(info)
+    return folder
+
+
+def test_the_file_system_is_named_by_the_folder_or_the_system_information(tmp_path):
+    assert study.file_system_type(_submission(tmp_path / "a", "EXAScaler"), tmp_path / "a")[0] == "lustre"
+    assert study.file_system_type(_submission(tmp_path / "b", "IBM Storage Scale"), tmp_path / "b")[0] == "gpfs"
+    assert study.file_system_type(_submission(tmp_path / "c", "DAOS"), tmp_path / "c") == ("", "DAOS")
+    scratch = _submission(tmp_path / "d", "scratch", 'io500_info_filesystem_type="Lustre"\nio500_info_ds_nodes="12"\n')
+    assert study.file_system_type(scratch, tmp_path / "d") == ("lustre", "scratch (Lustre)")
+    assert study.stated_counts(scratch, "oss.count") == {"oss.count": 12}
+
+
+def test_the_report_separates_fitted_predicted_and_unsimulated_phases():
+    rows = pd.DataFrame(
+        [
+            {"role": "fitted", "submission": "s", "model": "lustre", "phase": "ior-easy-write", "ratio": 1.0},
+            {"role": "predicted", "submission": "s", "model": "lustre", "phase": "ior-hard-write", "ratio": 0.2},
+            {"role": "predicted", "submission": "s", "model": "lustre", "phase": "mdtest-hard-stat", "ratio": 1.5},
+            {"role": "not simulated", "submission": "s", "model": "lustre", "phase": "ior-hard-read", "reason": "why"},
+        ]
+    )
+    skipped = pd.DataFrame([{"submission": "t", "file_system": "DAOS", "reason": "a file system simfs does not model"}])
+    text = study.report(rows, skipped)
+    assert "| lustre | ior-easy-write | 1 | 1.00 | 100% |" in text
+    assert "| lustre | ior-hard-write | 1 | 0.20 | 0% |" in text
+    assert "All predicted phases: 2, within 2x: 50%." in text
+    assert "| s | ior-hard-read | why |" in text and "| t | DAOS | a file system simfs does not model |" in text
+
+
+def test_without_the_corpus_the_study_says_so(tmp_path, capsys):
+    assert study.main(["--corpus", str(tmp_path / "none"), "--out", str(tmp_path)]) == 1
+    assert "no IO500 corpus" in capsys.readouterr().out
