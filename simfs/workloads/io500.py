@@ -29,7 +29,8 @@ FALSE`` (in its own section or its group's, ``[ior-easy]``) is left out.
 
 Not simulated, each said in one line of :attr:`Io500Plan.skipped`: ``find`` (pfind's
 parallel directory scan is not modelled) and the extended phases (``ior-rnd4K``,
-``ior-rnd1MB``, ``mdworkbench``, ``find-easy``, ``find-hard``).  Refused: an API other than
+``ior-rnd1MB``, ``mdworkbench``, ``find-easy``, ``find-hard``).  ``posix.odirect = TRUE`` (a
+phase's, its group's or ``[global]``'s, as io500-isc20 writes it) adds ``--posix.odirect``.  Refused: an API other than
 POSIX or MPIIO (DFS, CHFS, IME, ...: another client than the file system's), and
 ``files-per-dir`` in ``[mdtest-hard]`` (mdtest's ``-I`` directory trees).
 """
@@ -292,6 +293,10 @@ def parse_io500_config(text: str, origin: str = "config.ini") -> Io500Plan:
                 f"io500: {origin}: [{group}] API {chosen.split()[0]}: simfs models the POSIX and MPIIO interfaces "
                 "of the file system's own client"
             )
+        # io500-isc20 gives the POSIX backend's O_DIRECT as a key of its own.
+        odirect = flag(phase, "posix.odirect", flag(group, "posix.odirect", flag("global", "posix.odirect", False)))
+        if odirect and name == "POSIX" and "--posix.odirect" not in chosen:
+            chosen += " --posix.odirect"
         return chosen
 
     if get("mdtest-hard", "files-per-dir", ""):

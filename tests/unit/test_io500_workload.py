@@ -248,3 +248,13 @@ def test_a_config_path_with_spaces_needs_no_quotes(tmp_path, capsys):
     argv = ["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {config}", "--format", "csv"]
     assert main(argv) == 0
     assert "ior-hard-read" in capsys.readouterr().out
+
+
+def test_the_isc20_posix_odirect_key_adds_o_direct():
+    plan = parse_io500_config(
+        "[global]\napi = POSIX\n[ior-easy]\nposix.odirect = TRUE\n[ior-hard]\nposix.odirect = FALSE\n"
+    )
+    commands = {p.name: p.command for p in plan.phases}
+    assert commands["ior-easy-write"].endswith("-a POSIX --posix.odirect")
+    assert parse_workload(commands["ior-easy-read"]).phases[0].direct
+    assert not parse_workload(commands["ior-hard-write"]).phases[0].direct
