@@ -492,9 +492,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _simulate_io500(args: argparse.Namespace) -> int:
-    """``--workload "io500 config.ini"``: the harness's phases and scores."""
-    import shlex
-
+    """``--workload "io500 config.ini"``: the harness's phases and scores (in the harness's
+    units, GiB/s and kIOPS, whatever ``--units`` says)."""
     from simfs.api import load_system, split_overrides
     from simfs.experiment import Experiment
     from simfs.io500 import simulate_io500
