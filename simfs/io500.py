@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 from typing import Any
 
 import pandas as pd
@@ -50,12 +51,11 @@ def simulate_io500(system: FileSystem, plan: Io500Plan, experiment: Experiment, 
     per_rank_rate: dict[str, float] = {}
     for phase in plan.phases:
         spec = parse_workload(phase.command)
-        if phase.bounded_by:
+        if phase.bounded_by and plan.stonewall_s:  # a timer of 0: no stonewall, the command's own size
             spec = _bounded(spec, per_rank_rate.get(phase.bounded_by), plan.stonewall_s)
         result = simulation.run(system, spec, experiment, force=force)
         notes.extend(f"{phase.name}: {note.split(': ', 1)[1]}" for note in result.notes)
-        frame = result.phases
-        row = frame.iloc[0] if len(frame) == 1 else frame.iloc[-1]
+        row = result.phases.iloc[-1]  # each IO500 command runs one phase
         if phase.score == "bandwidth":
             rate, value, unit = float(row["agg_bw_Bps"]), float(row["agg_bw_Bps"]) / GIB, "GiB/s"
             done = float(row["bytes"])
@@ -89,14 +89,11 @@ def _bounded(spec: WorkloadSpec, rate_per_rank: float | None, stonewall_s: float
     phases = []
     for phase in spec.phases:
         if phase.is_metadata:
-            items = max(1, min(phase.items_per_rank, int(rate_per_rank * stonewall_s)))
-            per_item = phase.bytes_per_rank // phase.items_per_rank
-            phase = dataclasses.replace(phase, items_per_rank=items, bytes_per_rank=items * per_item)
+            phase = phase.with_items(max(1, min(phase.items_per_rank, int(rate_per_rank * stonewall_s))))
         else:
             block = phase.block_size_bytes
             if phase.segment_count > 1:
-                segments = max(1, min(phase.segment_count, int(rate_per_rank * stonewall_s // block)))
-                phase = dataclasses.replace(phase, segment_count=segments, bytes_per_rank=segments * block)
+                phase = phase.with_segments(max(1, min(phase.segment_count, int(rate_per_rank * stonewall_s // block))))
             else:
                 transfer = phase.transfer_size_bytes
                 size = max(transfer, min(block, int(rate_per_rank * stonewall_s // transfer) * transfer))
@@ -106,11 +103,9 @@ def _bounded(spec: WorkloadSpec, rate_per_rank: float | None, stonewall_s: float
 
 
 def _scores(frame: pd.DataFrame) -> dict[str, float]:
-    def geometric_mean(values: pd.Series) -> float:
-        if values.empty or (values <= 0).any():
-            return math.nan
-        return float(math.exp(sum(math.log(v) for v in values) / len(values)))
+    def mean(unit: str) -> float:
+        values = frame.loc[frame["unit"] == unit, "value"]
+        return statistics.geometric_mean(values) if len(values) and (values > 0).all() else math.nan
 
-    bandwidth = geometric_mean(frame.loc[frame["unit"] == "GiB/s", "value"])
-    iops = geometric_mean(frame.loc[frame["unit"] == "kIOPS", "value"])
+    bandwidth, iops = mean("GiB/s"), mean("kIOPS")
     return {"bandwidth": bandwidth, "iops": iops, "total": math.sqrt(bandwidth * iops)}

@@ -80,8 +80,8 @@ def read_file(path: str | Path, context: FileContext | None = None) -> list[Meas
         if not text.strip():
             raise fail(str(path), None, "empty file")
         name = detect_format(text)
-        if name is None and io500.not_results(text):
-            raise fail(str(path), None, io500.not_results(text))
+        if name is None and (why := io500.not_results(text)):
+            raise fail(str(path), None, why)
         if name is None:
             raise fail(
                 str(path),

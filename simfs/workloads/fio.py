@@ -21,14 +21,12 @@ set of fio runs on several nodes add up.
 from __future__ import annotations
 
 import configparser
+import dataclasses
 from pathlib import Path
 
 from simfs.errors import WorkloadError
 from simfs.workloads.ior import parse_ior
-from simfs.workloads.spec import WorkloadSpec
-
-#: Options that only a workload cares about (the result reader takes runtime as neutral).
-_TIME_BASED = {"time_based"}
+from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 
 def parse_fio(args: list[str], command: str) -> WorkloadSpec:
@@ -53,12 +51,12 @@ def parse_fio(args: list[str], command: str) -> WorkloadSpec:
                 f"{where}: numjobs={options['numjobs']}: processes per node are an experiment setting here: "
                 f"use --ppn {options['numjobs']} (and --nodes for fio on several nodes)"
             )
-        if _TIME_BASED & set(options):
+        if "time_based" in options:
             raise WorkloadError(f"{where}: time_based (rewinding the file until runtime) is not modelled")
         runtime = options.pop("runtime", "")
         options = {key: value for key, value in options.items() if key not in ("stonewall", "wait_for")}
-        rw = options.get("rw", options.get("readwrite", "read"))
-        ior, reason = ior_equivalent(options, rw if rw in ("read", "write") else "read")
+        # The job's own direction: ior_equivalent refuses any rw but read and write first.
+        ior, reason = ior_equivalent(options, options.get("rw", options.get("readwrite", "read")))
         if ior is None:
             raise WorkloadError(f"{where}: {reason}")
         if runtime:
@@ -71,9 +69,7 @@ def parse_fio(args: list[str], command: str) -> WorkloadSpec:
     )
 
 
-def _labelled(phase, name: str, job_count: int):
-    import dataclasses
-
+def _labelled(phase: PhaseSpec, name: str, job_count: int) -> PhaseSpec:
     if job_count == 1:
         return phase
     # A job is usually named after what it does ("[write]"): its name alone then.

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import configparser
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -115,7 +116,7 @@ def read_io500_config(path: str | Path) -> Io500Plan:
 
 _BASH_SETTING = re.compile(r"^\s*(?:export\s+)?io500_(?:ior|mdtest)_\w+=", re.M)
 _BASH_ASSIGNMENT = re.compile(r"^\s*(?:export\s+|local\s+)?([A-Za-z_]\w*)=(.*)$")
-#: The bash harness's settings simfs needs, and what each is in its command lines.
+#: The bash harness's settings without which its command lines cannot be built.
 _SCRIPT_SETTINGS = (
     "io500_ior_easy_params",
     "io500_mdtest_easy_params",
@@ -229,17 +230,34 @@ def parse_io500_script(text: str, origin: str = "io500.sh") -> Io500Plan:
         "mdtest-hard-delete": f"mdtest -r -t -F -w 3901 -e 3901 -d DATA/mdt_hard -n {hard_items} "
         f"{md_hard_options} -x R/mdt_hard-stonewall",
     }
+
+    def switched_off(name: str) -> str:
+        switch = values.get(_SCRIPT_SWITCHES[name], "True")
+        return f"{_SCRIPT_SWITCHES[name]}={switch}" if switch.lower() in ("false", "0", "no") else ""
+
+    return _plan(origin, timer, lambda name: commands[name], switched_off)
+
+
+def _plan(
+    origin: str,
+    stonewall: int,
+    command: Callable[[str], str],
+    switched_off: Callable[[str], str],
+    extra_skipped: tuple[str, ...] = (),
+) -> Io500Plan:
+    """The standard phases in the harness's order: ``command(name)`` for each, but those
+    ``switched_off(name)`` says why not to run ("" to run it) and ``find``."""
     phases, skipped = [], []
     for name, score in STANDARD_PHASES:
         if name == "find":
             skipped.append("find: not simulated (pfind's parallel directory scan is not modelled)")
             continue
-        switch = values.get(_SCRIPT_SWITCHES[name], "True")
-        if switch.lower() in ("false", "0", "no"):
-            skipped.append(f"{name}: {_SCRIPT_SWITCHES[name]}={switch} in {origin}")
+        why = switched_off(name)
+        if why:
+            skipped.append(f"{name}: {why} in {origin}")
             continue
-        phases.append(Io500Phase(name, score, " ".join(commands[name].split())))
-    return Io500Plan(origin, float(timer), tuple(phases), tuple(skipped))
+        phases.append(Io500Phase(name, score, " ".join(command(name).split())))
+    return Io500Plan(origin, float(stonewall), tuple(phases), (*skipped, *extra_skipped))
 
 
 def _bash_value(text: str) -> str:
@@ -342,20 +360,18 @@ def parse_io500_config(text: str, origin: str = "config.ini") -> Io500Plan:
         )
 
     makers = {"ior-easy": ior_easy, "ior-hard": ior_hard, "mdtest-easy": mdtest_easy, "mdtest-hard": mdtest_hard}
-    phases, skipped = [], []
-    for name, score in STANDARD_PHASES:
-        if name == "find":
-            skipped.append("find: not simulated (pfind's parallel directory scan is not modelled)")
-            continue
+
+    def command(name: str) -> str:
         group, step = name.rsplit("-", 1)
-        if not (flag(group, "run", True) and flag(name, "run", True)):
-            skipped.append(f"{name}: run = FALSE in {origin}")
-            continue
-        phases.append(Io500Phase(name, score, " ".join(makers[group](name, step).split())))
+        return makers[group](name, step)
+
+    def switched_off(name: str) -> str:
+        group = name.rsplit("-", 1)[0]
+        return "" if flag(group, "run", True) and flag(name, "run", True) else "run = FALSE"
+
     extended = [group for group in _EXTENDED if _extended_asked(parser, group)]
-    if extended:
-        skipped.append(f"{', '.join(extended)}: extended phases (the harness's --mode=extended), not simulated")
-    return Io500Plan(origin, float(stonewall), tuple(phases), tuple(skipped))
+    note = f"{', '.join(extended)}: extended phases (the harness's --mode=extended), not simulated"
+    return _plan(origin, stonewall, command, switched_off, (note,) if extended else ())
 
 
 def _extended_asked(parser: configparser.ConfigParser, group: str) -> bool:

@@ -72,7 +72,8 @@ _STRIDE_STEPS = {"create": 0, "stat": 1, "read": 2, "remove": 3}
 def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
     flags, values = scan_options("mdtest", args, _FLAGS, _VALUED, ignored=_VERBOSITY, no_io=_NO_IO)
     # -x FILE: where -W saved the stonewall count, and where a later run reads it from.
-    stonewall_file = any(arg == "-x" or arg.startswith("-x=") for arg in args)
+    # scan_options takes it as a no-I/O option in any form (-x F, -xF, -x=F): so does this.
+    stonewall_file = any(arg[:2] == "-x" for arg in args)
     if values.get("-a", "POSIX").upper() != "POSIX":
         raise WorkloadError(f"mdtest: -a {values['-a']}: only the POSIX interface is modelled")
     if "-n" not in values:

@@ -7,6 +7,7 @@ per node are not part of it; they are experiment settings.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -112,6 +113,15 @@ class PhaseSpec:
     @property
     def block_size_bytes(self) -> int:
         return self.bytes_per_rank // self.segment_count
+
+    def with_items(self, items: int) -> PhaseSpec:
+        """This metadata phase on ``items`` items per rank, each with its bytes."""
+        per_item = self.bytes_per_rank // self.items_per_rank
+        return dataclasses.replace(self, items_per_rank=items, bytes_per_rank=items * per_item)
+
+    def with_segments(self, segments: int) -> PhaseSpec:
+        """This data phase with ``segments`` IOR segments per rank, each block as it is."""
+        return dataclasses.replace(self, segment_count=segments, bytes_per_rank=segments * self.block_size_bytes)
 
     @property
     def time_bounded(self) -> bool:

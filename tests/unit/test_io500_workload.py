@@ -98,12 +98,15 @@ def test_sample_cuts_only_time_bounded_request_level_parts():
     assert notes and f"{steady_state.MIN_ITEMS_PER_RANK} of 100,000 items per rank" in notes[0]
     untimed = parse_workload("mdtest -n 100000 -u -F -C")
     assert steady_state.steady_state_sample(untimed, 2000, request_level_writes=True) == (untimed, ())
-    hard = parse_workload("ior -t 47008 -b 47008 -s 50000 -w -D 300")
+    hard = parse_workload("ior -t 47008 -b 47008 -s 50000 -w -D 300 -O stoneWallingWearOut=1")
     cut, notes = steady_state.steady_state_sample(hard, 100, request_level_writes=True)
     assert cut.phases[0].segment_count == steady_state.SAMPLE_WRITES // 100
     assert cut.phases[0].block_size_bytes == 47008
     # A fluid write costs the same at any size: not cut.
     assert steady_state.steady_state_sample(hard, 100, request_level_writes=False) == (hard, ())
+    # Without wear-out, what -D measures depends on the phase's length: not cut either.
+    no_wear_out = parse_workload("ior -t 47008 -b 47008 -s 50000 -w -D 300")
+    assert steady_state.steady_state_sample(no_wear_out, 100, request_level_writes=True) == (no_wear_out, ())
 
 
 def test_a_sampled_stonewalled_create_keeps_the_whole_phases_rate(monkeypatch):
@@ -258,3 +261,16 @@ def test_the_isc20_posix_odirect_key_adds_o_direct():
     assert commands["ior-easy-write"].endswith("-a POSIX --posix.odirect")
     assert parse_workload(commands["ior-easy-read"]).phases[0].direct
     assert not parse_workload(commands["ior-hard-write"]).phases[0].direct
+
+
+def test_without_a_stonewall_later_phases_do_what_their_command_says():
+    """io500_stonewall_timer=0: no deadline, so a read reads the whole block written."""
+    plan = parse_io500_script_text(
+        'io500_stonewall_timer=0\nio500_ior_easy_params="-t 1m -b 16m -F"\nio500_mdtest_easy_params="-u -L"\n'
+        "io500_mdtest_easy_files_per_proc=40\nio500_ior_hard_writes_per_proc=20\nio500_mdtest_hard_files_per_proc=40\n"
+    )
+    result = simulate_io500(load_system("crtdc-lfs3"), plan, Experiment(nodes=2, ppn=2))
+    frame = result.phases.set_index("phase")
+    moved = frame["rate"] * frame["time_s"]
+    assert moved["ior-easy-read"] == pytest.approx(4 * 16 * 2**20, rel=1e-9)
+    assert moved["mdtest-easy-stat"] == pytest.approx(4 * 40, rel=1e-9)

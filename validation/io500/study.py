@@ -85,15 +85,19 @@ _SCORED = {
 }
 
 
+def _stated(submission: Path, key: str) -> str:
+    """``io500_info_<key>`` of the submission's system-information file ("" if none)."""
+    for info in submission.rglob("system-information*"):
+        match = re.search(rf'{key}="([^"]*)"', info.read_text(errors="replace"))
+        if match:
+            return match[1]
+    return ""
+
+
 def file_system_type(submission: Path, corpus: Path) -> tuple[str, str]:
     """The model simfs builds for a submission ("" if none) and the name it goes by."""
     folder = submission.relative_to(corpus).parts[2]
-    stated = ""
-    for info in submission.rglob("system-information*"):
-        match = re.search(r'filesystem_type="([^"]*)"', info.read_text(errors="replace"))
-        if match:
-            stated = match[1]
-            break
+    stated = _stated(submission, "filesystem_type")
     name = f"{folder} ({stated})" if stated and stated.lower() not in folder.lower() else folder
     text = f"{folder} {stated}".lower()
     if "lustre" in text or "exascaler" in text:
@@ -106,11 +110,8 @@ def file_system_type(submission: Path, corpus: Path) -> tuple[str, str]:
 def stated_counts(submission: Path, field: str) -> dict[str, int]:
     """``ds_nodes`` from the submission's system-information, where it gives one above 0,
     as the model's data-server count ``field``."""
-    for info in submission.rglob("system-information*"):
-        match = re.search(r'ds_nodes="(\d+)"', info.read_text(errors="replace"))
-        if match and int(match[1]) > 0:
-            return {field: int(match[1])}
-    return {}
+    count = _stated(submission, "ds_nodes")
+    return {field: int(count)} if count.isdigit() and int(count) > 0 else {}
 
 
 def runs(submission: Path) -> list[Path]:
