@@ -54,7 +54,11 @@ def simulate_io500(system: FileSystem, plan: Io500Plan, experiment: Experiment, 
         if phase.bounded_by and plan.stonewall_s:  # a timer of 0: no stonewall, the command's own size
             spec = _bounded(spec, per_rank_rate.get(phase.bounded_by), plan.stonewall_s)
         result = simulation.run(system, spec, experiment, force=force)
-        notes.extend(f"{phase.name}: {note.split(': ', 1)[1]}" for note in result.notes)
+        for note in result.notes:
+            if note in spec.notes:  # what the command line leaves out: once for the run
+                notes.extend([note] if note not in notes else [])
+            else:  # a sampled phase: "file create: bounded by ..." under the IO500's name
+                notes.append(f"{phase.name}: {note.split(': ', 1)[1]}")
         row = result.phases.iloc[-1]  # each IO500 command runs one phase
         if phase.score == "bandwidth":
             rate, value, unit = float(row["agg_bw_Bps"]), float(row["agg_bw_Bps"]) / GIB, "GiB/s"

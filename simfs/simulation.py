@@ -83,7 +83,7 @@ def run(
     A run estimated beyond :mod:`simfs.cost`'s limits is refused unless ``force``.
     ``progress(done, total)`` is called as ranks finish phases (``total`` rank phases)."""
     io = system.io
-    _check_simulable(workload)
+    check_simulable(workload)
     system.check_workload(workload)
     if workload.tool == "obdfilter-survey":
         experiment = _survey_experiment(system, workload, experiment)
@@ -180,7 +180,7 @@ def run(
         ),
         solves=network.stats.solves,
         request_counts=_request_counts(env, fs),
-        notes=sample_notes,
+        notes=workload.notes + sample_notes,
         request_queues={f"{system.NAMES['metadata']}.dir-lock": fs.metadata.queue_samples()}
         if record_timeline
         else None,
@@ -486,20 +486,24 @@ class _Program:
         owner = phase.data_owner(rank, ppn, ranks)
         directory = ("mdtest", iteration, "shared" if phase.shared_directory else owner, self.rank_offset)
         operate = functools.partial(
-            self.fs.metadata.operate,
-            node,
-            ops,
-            tag=f"{iteration}/{phase.label}",
-            directory=directory,
-            shared_directory=phase.shared_directory,
-            owner_node=owner // ppn + self.node_offset,
+            self._operate_in_tree,
+            phase.directory_tree,
+            functools.partial(
+                self.fs.metadata.operate,
+                node,
+                ops,
+                tag=f"{iteration}/{phase.label}",
+                shared_directory=phase.shared_directory,
+                owner_node=owner // ppn + self.node_offset,
+            ),
+            directory,
         )
         # After a stonewalled create, mdtest's later file phases work on the items made.
         items = phase.items_per_rank if is_dir else self.mdtest_items.get(iteration, phase.items_per_rank)
         if phase.stonewall_s and phase.op == "create" and not is_dir:
             items = yield from self._stonewalled_creates(iteration, phase, operate, start)
         else:
-            yield from operate(items)
+            yield from operate(0, items)
         if phase.bytes_per_rank:
             op = "write" if phase.op == "create" else "read"
             key = (iteration, f"mdtest-{rank}")
@@ -528,15 +532,30 @@ class _Program:
         """mdtest ``-W``: create until the deadline, then (an MPI_Allreduce of the counts)
         every rank goes on to the count of the rank that made most, as mdtest does
         ("Continue stonewall hit min ... max ..."); returns that count."""
-        done = yield from operate(phase.items_per_rank, deadline=start + phase.stonewall_s)
+        done = yield from operate(0, phase.items_per_rank, deadline=start + phase.stonewall_s)
         counts = self.stonewall_counts.setdefault((iteration, phase.label), [])
         counts.append(done)
         yield self.barrier.wait()
         most = max(counts)
         self.mdtest_items[iteration] = most
         if most > done:
-            yield from operate(most - done)
+            yield from operate(done, most - done)
         return most
+
+    @staticmethod
+    def _operate_in_tree(tree, operate, directory, first: int, count: int, deadline: float = float("inf")):
+        """A rank's items ``first`` to ``first + count``, each in its directory: the one
+        ``directory``, or that of mdtest's tree (``-z -b -I``), directory after directory;
+        returns the items done (none started at or after ``deadline``)."""
+        if tree is None:
+            return (yield from operate(count, directory=directory, deadline=deadline))
+        done = 0
+        for index, items in tree.runs(first, count):
+            made = yield from operate(items, directory=(*directory, index), deadline=deadline)
+            done += made
+            if made < items:
+                break
+        return done
 
     def _record(
         self,
@@ -702,7 +721,7 @@ class _Program:
         return per_stripe / per_stripe.sum()
 
 
-def _check_simulable(workload: WorkloadSpec) -> None:
+def check_simulable(workload: WorkloadSpec) -> None:
     """Options the runner runs but the simulator has no model of."""
     for phase in workload.phases:
         if phase.random_offsets:

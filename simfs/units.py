@@ -42,16 +42,17 @@ def parse_dd_size(text: str) -> int:
     return product
 
 
-def parse_ior_size(text: str) -> int:
+def parse_ior_size(text: str, *, as_ior_reads: bool = False) -> int:
     """An IOR size (``1m``, ``4g``, ``256k``, ``4096``, ``16MiB``, ``512kb``) in bytes.
 
     IOR reads a number and one suffix letter and ignores what follows the letter, so
     ``16MiB`` and ``512kb`` are 16 MiB and 512 KiB there (powers of 1024 either way);
-    those two spellings are taken here too, anything else after the letter is refused."""
+    those two spellings are taken here too, anything else after the letter is refused
+    unless ``as_ior_reads`` (``256gm`` is then 256 GiB, as the IO500 run that typed it got)."""
     match = _NUMBER_SUFFIX.match(text.strip())
     suffix = match.group(2) if match else ""
     letter, rest = suffix[:1].lower(), suffix[1:]
-    if not match or letter not in _IOR_SUFFIXES or rest not in ("", "b", "B", "iB"):
+    if not match or letter not in _IOR_SUFFIXES or (rest not in ("", "b", "B", "iB") and not as_ior_reads):
         raise ValueError(f"invalid size {text!r}: expected a number with optional k, m, g or t")
     return int(match.group(1)) * _IOR_SUFFIXES[letter]
 

@@ -12,7 +12,8 @@ bytes over the last close minus the first open, so a rank that starts late lengt
 
 Files, in the run directory the reporter made: IOR ``<name>.<rank:08d>`` (``-F``) or one
 ``<name>``; dd ``dd.<rank:08d>``; bonnie++ ``bonnie.<rank:08d>``; mdtest items in
-``mdtest.<iteration>/shared`` (one directory) or ``mdtest.<iteration>/rank.<rank>`` (``-u``).
+``mdtest.<iteration>/shared`` (one directory) or ``mdtest.<iteration>/rank.<rank>`` (``-u``),
+with mdtest's tree in it for ``-z -b -I`` (``tree.0/d3/d1``: :class:`~simfs.workloads.spec.DirectoryTree`).
 A read phase with no write before it in the iteration (``ior -r``, ``dd if=FILE``) first
 writes its data untimed, with an fsync, as the real tools need the file to exist.
 
@@ -323,6 +324,7 @@ class _RankProgram:
                 # removed under this rank (its coordinator gone, another rank cleaning up).
                 self._item_directory(iteration, phase).parent.mkdir(exist_ok=True)
                 self._item_directory(iteration, phase).mkdir(exist_ok=True)
+                self._make_tree(iteration, phase)
                 if phase.op != "create" and not made:
                     for path in self._item_paths(iteration, phase):
                         if kind == "dir":
@@ -359,6 +361,19 @@ class _RankProgram:
         base = self.run_dir / f"mdtest.{iteration}"
         return base / "shared" if phase.shared_directory else base / f"rank.{self._item_owner(phase)}"
 
+    def _make_tree(self, iteration: int, phase: PhaseSpec) -> None:
+        """mdtest's tree (``-z -b -I``) in the item directory, untimed: mdtest times it as
+        a phase of its own (Tree creation), which neither simfs nor this runner reports."""
+        tree = phase.directory_tree
+        if tree is None:
+            return
+        top = self._item_directory(iteration, phase)
+        for holder in range(tree.loops * tree.holders_per_tree):
+            path = top
+            for part in tree.path(holder).split("/"):
+                path = path / part
+                path.mkdir(exist_ok=True)  # ranks sharing the tree make it together
+
     def _item_owner(self, phase: PhaseSpec) -> int:
         """The rank whose items this rank works on (itself, or ``-N`` ranks on)."""
         return phase.data_owner(self.rank, self.plan.ppn, self.plan.ranks)
@@ -373,7 +388,10 @@ class _RankProgram:
         """Item ``index``'s path (made one at a time: an IO500 run has a million per rank)."""
         directory = self._item_directory(iteration, phase)
         prefix = f"{_item_kind(phase)}.mdtest.{self._item_owner(phase)}."
-        return lambda index: directory / f"{prefix}{index}"
+        tree = phase.directory_tree
+        if tree is None:
+            return lambda index: directory / f"{prefix}{index}"
+        return lambda index: directory / tree.path(index // tree.items_per_directory) / f"{prefix}{index}"
 
     def _item_paths(self, iteration: int, phase: PhaseSpec) -> Iterator[Path]:
         path_of = self._item_path(iteration, phase)

@@ -84,7 +84,7 @@ def plan_workload(command: str) -> WorkloadSpec:
     if spec.options.get("api", "POSIX") != "POSIX":
         raise WorkloadError(
             f"simfs measure: {spec.tool} -a {spec.options['api']}: the runner does POSIX I/O only; "
-            "run the MPI-IO workload with the real tool, or simulate it"
+            f"run the {spec.options['api']} workload with the real tool, or simulate it"
         )
     for phase in spec.phases:
         if not (phase.direct and phase.bytes_per_rank):

@@ -30,9 +30,11 @@ FALSE`` (in its own section or its group's, ``[ior-easy]``) is left out.
 Not simulated, each said in one line of :attr:`Io500Plan.skipped`: ``find`` (pfind's
 parallel directory scan is not modelled) and the extended phases (``ior-rnd4K``,
 ``ior-rnd1MB``, ``mdworkbench``, ``find-easy``, ``find-hard``).  ``posix.odirect = TRUE`` (a
-phase's, its group's or ``[global]``'s, as io500-isc20 writes it) adds ``--posix.odirect``.  Refused: an API other than
-POSIX or MPIIO (DFS, CHFS, IME, ...: another client than the file system's), and
-``files-per-dir`` in ``[mdtest-hard]`` (mdtest's ``-I`` directory trees).
+phase's, its group's or ``[global]``'s, as io500-isc20 writes it) adds ``--posix.odirect``;
+``files-per-dir`` in ``[mdtest-hard]`` adds ``-I=N`` (mdtest's items per directory: one
+shared directory per ``N`` files of a rank), as the harness does.  An API other than POSIX
+or MPIIO (DFS, CHFS, IME, ...) is passed on like the others: its phases are simulated as
+the same POSIX I/O, and their notes say so.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Literal
 
 from simfs.errors import WorkloadError
+from simfs.workloads.options import FILE_SYSTEM_INTERFACES
 
 #: The standard phases in the harness's order, with the IO500 score they count towards.
 STANDARD_PHASES: tuple[tuple[str, Literal["bandwidth", "iops"]], ...] = (
@@ -271,7 +274,12 @@ def _bash_value(text: str) -> str:
 
 def parse_io500_config(text: str, origin: str = "config.ini") -> Io500Plan:
     parser = configparser.ConfigParser(
-        interpolation=None, strict=False, comment_prefixes=(";", "#"), inline_comment_prefixes=None
+        # The harness's ini reader ends a value at " #": "segmentCount = 50000 # must set
+        # value manual" ran -s 50000 (EPCC's 2020 result.txt records it).
+        interpolation=None,
+        strict=False,
+        comment_prefixes=(";", "#"),
+        inline_comment_prefixes=("#",),
     )
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # the harness's keys are case-sensitive
     try:
@@ -306,10 +314,10 @@ def parse_io500_config(text: str, origin: str = "config.ini") -> Io500Plan:
     def api(group: str, phase: str) -> str:
         chosen = get(phase, "API", get(group, "API", global_api))
         name = chosen.split()[0].upper()
-        if name not in ("POSIX", "MPIIO"):
+        if name not in ("POSIX", "MPIIO") and name not in FILE_SYSTEM_INTERFACES:
             raise WorkloadError(
-                f"io500: {origin}: [{group}] API {chosen.split()[0]}: simfs models the POSIX and MPIIO interfaces "
-                "of the file system's own client"
+                f"io500: {origin}: [{group}] API {chosen.split()[0]}: simfs models POSIX and MPIIO, and simulates "
+                f"the file-system clients {', '.join(sorted(FILE_SYSTEM_INTERFACES))} as POSIX"
             )
         # io500-isc20 gives the POSIX backend's O_DIRECT as a key of its own.
         odirect = flag(phase, "posix.odirect", flag(group, "posix.odirect", flag("global", "posix.odirect", False)))
@@ -317,17 +325,24 @@ def parse_io500_config(text: str, origin: str = "config.ini") -> Io500Plan:
             chosen += " --posix.odirect"
         return chosen
 
-    if get("mdtest-hard", "files-per-dir", ""):
-        raise WorkloadError(
-            f"io500: {origin}: [mdtest-hard] files-per-dir = {get('mdtest-hard', 'files-per-dir', '')}: mdtest's "
-            "directory trees (-I) are not modelled"
-        )
+    # io500's phase_mdtest_hard.c: files-per-dir (0 or empty: unset) becomes mdtest's -I.
+    files_per_dir = get("mdtest-hard", "files-per-dir", "") or "0"
+    if not files_per_dir.isdigit():
+        raise WorkloadError(f"io500: {origin}: [mdtest-hard] files-per-dir = {files_per_dir}: expected a whole number")
+    hard_per_dir = f"-I={int(files_per_dir)} " if int(files_per_dir) else ""
     easy_transfer = get("ior-easy", "transferSize", "2m")
     easy_block = get("ior-easy", "blockSize", "9920000m")
     easy_files = ("-u " if flag("ior-easy", "uniqueDir", False) else "") + (
         "-F" if flag("ior-easy", "filePerProc", True) else ""
     )
     segments = get("ior-hard", "segmentCount", "10000000")
+    notes = []
+    if segments.isdigit() and int(segments) >= 2**31:
+        # The harness passes segmentCount on as a 32-bit int: 100000000000 ran as
+        # -s 1215752192 (IBM's 2023 result.txt records it).
+        wrapped = (int(segments) + 2**31) % 2**32 - 2**31
+        notes.append(f"[ior-hard] segmentCount = {segments}: the harness passes it as a 32-bit int, {wrapped}")
+        segments = str(wrapped)
     easy_items = get("mdtest-easy", "n", "1000000")
     hard_items = get("mdtest-hard", "n", "1000000")
 
@@ -355,7 +370,7 @@ def parse_io500_config(text: str, origin: str = "config.ini") -> Io500Plan:
 
     def mdtest_hard(phase: str, step: str) -> str:
         return (
-            f"mdtest -n {hard_items} -t -w 3901 -e 3901 -P -N 1 -F -d DATA/mdtest-hard -x R/mdtest-hard.stonewall "
+            f"mdtest -n {hard_items} {hard_per_dir}-t -w 3901 -e 3901 -P -N 1 -F -d DATA/mdtest-hard -x R/mdtest-hard.stonewall "
             f"{_MDTEST_STEP[step].format(stonewall=stonewall)} -a {api('mdtest-hard', phase)}"
         )
 
@@ -371,7 +386,7 @@ def parse_io500_config(text: str, origin: str = "config.ini") -> Io500Plan:
 
     extended = [group for group in _EXTENDED if _extended_asked(parser, group)]
     note = f"{', '.join(extended)}: extended phases (the harness's --mode=extended), not simulated"
-    return _plan(origin, stonewall, command, switched_off, (note,) if extended else ())
+    return _plan(origin, stonewall, command, switched_off, (*notes, *([note] if extended else [])))
 
 
 def _extended_asked(parser: configparser.ConfigParser, group: str) -> bool:

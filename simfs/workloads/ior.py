@@ -50,6 +50,13 @@ them), so neither the simulator nor the runner acts on them:
 ``-O saveRankPerformanceDetailsCSV=``  per-rank results file (output)
 =================================  =====================================================
 
+Accepted, simulated without them, and each named in a note on the result (the workload's
+``notes``): other interfaces (``-a DFS``, ``-a IME``, ``-a CHFS``, ``-a Gfarm``: their
+accesses are simulated as the same POSIX I/O through the system's clients), the options
+of any backend (``--dfs.oclass=SX``, ``--posix.gpfs.finegrainwritesharing``: GPFS hints)
+and ``-U FILE`` (MPI-IO hints: the MPI-IO model's own apply).  The runner does POSIX I/O
+only and refuses other interfaces.
+
 ``-z`` is parsed here for the runner (``simfs measure``); the simulator refuses it with
 that advice, because it has no model of random offsets within a file.  ``-D`` runs in
 both.  Options may be written ``-t 4k``, ``-t4k`` or ``-t=4k`` (IOR 4).
@@ -61,11 +68,12 @@ experiment settings (``nodes``, ``ppn``), so ``-N`` is rejected with that advice
 from __future__ import annotations
 
 from simfs.errors import WorkloadError
-from simfs.workloads.options import NoIoOptions, parse_count, parse_size, scan_options
+from simfs.units import format_bytes, parse_ior_size
+from simfs.workloads.options import NoIoOptions, interface_notes, parse_count, parse_size, scan_options
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 _FLAGS = {"-F", "-w", "-r", "-C", "-e", "-B", "-g", "-z", "-c", "-u", "-E", "--posix.odirect"}
-_VALUED = {"-a", "-t", "-b", "-s", "-i", "-o", "-O", "-Q", "-D"}
+_VALUED = {"-a", "-t", "-b", "-s", "-i", "-o", "-O", "-Q", "-D", "-U"}
 _VERBOSITY = {"-v", "-vv", "-vvv", "-vvvv"}
 # Options that change nothing timed (the table above).
 _NO_IO = NoIoOptions(
@@ -98,6 +106,7 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
             raise WorkloadError(f"ior: option {arg} is an experiment setting here: use {setting}")
         raise WorkloadError(f"ior: unsupported option {arg!r} (see simfs.workloads.ior for the subset)")
 
+    backend_options: list[str] = []
     flags, values = scan_options(
         "ior",
         args,
@@ -107,19 +116,22 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         no_io=_NO_IO,
         check_value=check_value,
         unknown=unknown,
+        backend_options=backend_options,
     )
 
     api = values.get("-a", "POSIX").upper()
-    if api not in ("POSIX", "MPIIO"):
-        raise WorkloadError(f"ior: -a {values['-a']}: only the POSIX and MPIIO APIs are modelled")
+    notes = interface_notes("ior", values.get("-a", "POSIX"), ("POSIX", "MPIIO"), backend_options)
+    if "-U" in values:
+        notes += (f"ior -U {values['-U']}: the MPI-IO hints in this file are not read; the MPI-IO model's own apply",)
     if "-c" in flags and api != "MPIIO":
         raise WorkloadError("ior: -c (collective I/O) needs -a MPIIO")
     if "-u" in flags and "-F" not in flags:
         raise WorkloadError("ior: -u (a directory per file) needs -F (a file per process)")
     if "-c" in flags and "-F" in flags:
         raise WorkloadError("ior: -c (collective I/O) applies to one shared file: drop -F")
-    transfer = _size(values, "-t", "256k")
-    block = _size(values, "-b", "1m")
+    transfer, transfer_note = _size(values, "-t", "256k")
+    block, block_note = _size(values, "-b", "1m")
+    notes += transfer_note + block_note
     segments = _count(values, "-s", "1")
     iterations = _count(values, "-i", "1")
     if block % transfer:
@@ -165,12 +177,26 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         aggregate="makespan",
         intra_phase_barriers="-g" in flags,
         options=options,
+        notes=notes,
     )
 
 
-def _size(values: dict[str, str], name: str, default: str) -> int:
+def _size(values: dict[str, str], name: str, default: str) -> tuple[int, tuple[str, ...]]:
+    """The size of option ``name``, and a note if it is read as IOR reads a size with more
+    after its suffix letter (``-b 256gm``, in a real IO500 run: 256 GiB)."""
     text = values.get(name, default)
-    return parse_size("ior", f"{name} {text}", text)
+    try:
+        parse_ior_size(text)
+    except ValueError:
+        try:
+            size = parse_ior_size(text, as_ior_reads=True)
+        except ValueError:
+            size = 0
+        if size > 0:
+            return size, (
+                f"ior {name} {text}: read as {format_bytes(size)}, as IOR reads it (the number and one letter)",
+            )
+    return parse_size("ior", f"{name} {text}", text), ()
 
 
 def _count(values: dict[str, str], name: str, default: str) -> int:

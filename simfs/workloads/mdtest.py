@@ -16,11 +16,20 @@ Supported options (mdtest 3.x/4.x names, ``mdtest -h``):
                        node: another node's items, which no client serves from its cache)
 ``-i N``               iterations
 ``-d PATH``            test directory (used by the runner; ignored by the simulator)
-``-a POSIX``           the POSIX interface (the only one modelled)
+``-a API``             the interface: POSIX is modelled; another one (DFS, IME, Gfarm)
+                       is simulated as the same POSIX metadata requests, and a note says
+                       so, as for any backend option (``--dfs.pool=P``)
 ``-W S``               stonewall: each rank stops creating files ``S`` seconds into the
                        create phase, then all go on to the count of the rank that made
                        most (mdtest's own wear-out); the run's later file phases work
                        on that many items (``-W 0``: no deadline)
+``-z D``, ``-b B``      a directory tree, ``B`` subdirectories per directory, ``D`` levels
+                       below the top (:class:`~simfs.workloads.spec.DirectoryTree`):
+                       ``-n`` spread evenly over its directories, rounded down to a
+                       multiple of them, filled one after another in mdtest's order
+``-L``                 items only in the tree's leaves
+``-I N``               items per directory: the tree gives the count (without ``-n``), or
+                       with ``-n`` in a shared directory one directory per ``N`` items
 ``-Y``                 sync after each phase, inside its time: an mdtest phase's file
                        data (``-w``) reaches the servers inside the phase in simfs anyway
 ``--posix.odirect``    O_DIRECT for the files' data (``-w``, ``-e``): no page-cache copy
@@ -36,8 +45,6 @@ Accepted and without effect on what is timed (the IO500 harness gives most of th
                                    remove is then time-bounded (simfs.workloads.steady_state)
 ``-G N``, ``--dataPacketType``     what the file data holds (no compression modelled)
 ``--saveRankPerformanceDetails``   per-rank results file (output)
-``-L``                             items only in the tree's leaves: the tree has one
-                                   level unless ``-z`` asks for more, so no effect here
 ``-t``                             time each rank's unique-directory creation with the
                                    phase: one ``mkdir`` per rank against ``-n`` items,
                                    left out
@@ -52,16 +59,18 @@ suffixes (powers of 1024).
 
 from __future__ import annotations
 
-from simfs.errors import WorkloadError
-from simfs.workloads.options import NoIoOptions, parse_count, parse_size, scan_options
-from simfs.workloads.spec import PhaseSpec, WorkloadSpec
+import dataclasses
 
-_FLAGS = {"-F", "-D", "-C", "-T", "-E", "-r", "-u", "-Y", "--posix.odirect"}
-_VALUED = {"-n", "-w", "-e", "-i", "-d", "-N", "-a", "-W"}
+from simfs.errors import WorkloadError
+from simfs.workloads.options import NoIoOptions, interface_notes, parse_count, parse_size, scan_options
+from simfs.workloads.spec import MAX_ITEMS_PER_RANK, DirectoryTree, PhaseSpec, WorkloadSpec
+
+_FLAGS = {"-F", "-D", "-C", "-T", "-E", "-r", "-u", "-Y", "-L", "--posix.odirect"}
+_VALUED = {"-n", "-w", "-e", "-i", "-d", "-N", "-a", "-W", "-z", "-b", "-I"}
 _VERBOSITY = {"-v", "-vv", "-vvv"}
 # Options that change nothing timed (the table above).
 _NO_IO = NoIoOptions(
-    flags=frozenset({"-P", "-X", "-L", "-t"}),
+    flags=frozenset({"-P", "-X", "-t"}),
     valued=frozenset({"-x", "-G"}),
     long=frozenset({"dataPacketType", "saveRankPerformanceDetails"}),
 )
@@ -70,15 +79,18 @@ _STRIDE_STEPS = {"create": 0, "stat": 1, "read": 2, "remove": 3}
 
 
 def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
-    flags, values = scan_options("mdtest", args, _FLAGS, _VALUED, ignored=_VERBOSITY, no_io=_NO_IO)
+    backend_options: list[str] = []
+    flags, values = scan_options(
+        "mdtest", args, _FLAGS, _VALUED, ignored=_VERBOSITY, no_io=_NO_IO, backend_options=backend_options
+    )
     # -x FILE: where -W saved the stonewall count, and where a later run reads it from.
     # scan_options takes it as a no-I/O option in any form (-x F, -xF, -x=F): so does this.
     stonewall_file = any(arg[:2] == "-x" for arg in args)
-    if values.get("-a", "POSIX").upper() != "POSIX":
-        raise WorkloadError(f"mdtest: -a {values['-a']}: only the POSIX interface is modelled")
-    if "-n" not in values:
-        raise WorkloadError("mdtest: -n ITEMS is required (items per rank)")
-    items = _count(values, "-n")
+    api = values.get("-a", "POSIX")
+    notes = interface_notes("mdtest", api, ("POSIX",), backend_options)
+    if "-n" not in values and "-I" not in values:
+        raise WorkloadError("mdtest: -n ITEMS is required (items per rank), or -I ITEMS per directory")
+    items, tree = _items_and_tree(flags, values)
     stride = 0
     if values.get("-N", "0") != "0":  # -N 0 is mdtest's default: each rank its own items
         stride = parse_count("mdtest", f"-N {values['-N']}", values["-N"])
@@ -120,6 +132,7 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
                     stonewall_s=stonewall_s if (kind, step) == ("file", "create") else 0.0,
                     direct="--posix.odirect" in flags,
                     stonewall_bound=stonewall_file and step != "create" and kind == "file",
+                    directory_tree=tree,
                 )
             )
     options = {
@@ -129,8 +142,52 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
         "path": values.get("-d"),
         "stride": stride,
         "stonewall_s": stonewall_s,
+        "api": api.upper(),
     }
-    return WorkloadSpec("mdtest", command, tuple(phases), iterations=iterations, aggregate="makespan", options=options)
+    return WorkloadSpec(
+        "mdtest", command, tuple(phases), iterations=iterations, aggregate="makespan", options=options, notes=notes
+    )
+
+
+def _items_and_tree(flags: set[str], values: dict[str, str]) -> tuple[int, DirectoryTree | None]:
+    """A rank's items and the tree they go in, as mdtest 3.3 to 4.x work them out
+    (``mdtest.c``, the items and ``num_dirs_in_tree`` set-up): ``-n`` items spread evenly
+    over the tree's directories (its leaves with ``-L``), rounded down to a multiple of
+    them; or ``-I`` in each; or, with both in a shared tree, one tree per ``-I`` items
+    (``directory_loops``).  ``None`` for the one directory mdtest uses without a tree."""
+    # mdtest stores -n in 64 bits (IOR 3.3 on); the IO500 gives 10^10 with a stonewall.
+    items = parse_count("mdtest", f"-n {values['-n']}", values["-n"], maximum=2**63 - 1) if "-n" in values else 0
+    depth = 0 if values.get("-z", "0") == "0" else _count(values, "-z")
+    branch = _count(values, "-b") if "-b" in values else 1
+    per_directory = _count(values, "-I") if "-I" in values else 0
+    shape = DirectoryTree(depth, branch, "-L" in flags, 1)
+    if shape.holders_per_tree > MAX_ITEMS_PER_RANK:
+        raise WorkloadError(
+            f"mdtest: -z {depth} -b {branch}: {shape.holders_per_tree:,} directories hold items; "
+            f"at most {MAX_ITEMS_PER_RANK:,}"
+        )
+    loops = 1
+    if per_directory and items:
+        # mdtest then makes -I in each directory of -n / -I trees (or of one, with -u) and
+        # counts -n: the same items only in one directory per tree.
+        if "-u" in flags or shape.holders_per_tree > 1:
+            raise WorkloadError(
+                "mdtest: -n with -I: mdtest counts -n items but makes -I in each directory of "
+                f"{'one tree per rank' if '-u' in flags else 'each tree'}; give -n or -I alone"
+            )
+        loops = items // per_directory
+        if loops == 0:
+            raise WorkloadError(f"mdtest: -n {items} is fewer than -I {per_directory}")
+    elif not per_directory:
+        per_directory = items // shape.holders_per_tree
+        if per_directory == 0:
+            raise WorkloadError(
+                f"mdtest: -n {items}: fewer items than the {shape.holders_per_tree:,} directories of the tree (-z, -b)"
+            )
+    tree = dataclasses.replace(shape, items_per_directory=per_directory, loops=loops)
+    if tree.holders_per_tree == 1 and tree.loops == 1:
+        return tree.items, None
+    return tree.items, tree
 
 
 def _count(values: dict[str, str], name: str) -> int:

@@ -60,15 +60,18 @@ def scan_options(
     no_io: NoIoOptions | None = None,
     check_value: Callable[[str, str], None] | None = None,
     unknown: Callable[[str], None] | None = None,
+    backend_options: list[str] | None = None,
 ) -> tuple[set[str], dict[str, str]]:
     """getopt-style scan of a tool's command line: the ``flags`` present and the value of
     each ``valued`` option (``-n 10``, ``-n10`` or, as IOR 4 and mdtest 4 also take it,
     ``-n=10``; the last one given wins, each one is passed to ``check_value`` first).
     ``ignored`` flags (verbosity) and the ``no_io`` options (with their values) are
     skipped: options that do not change the I/O (output, verification, bookkeeping; each
-    tool's module lists them).  Anything else goes to
-    ``unknown``, which must raise; without it, a WorkloadError names the option and the
-    module with the supported subset."""
+    tool's module lists them).  An option of one of the tools' I/O backends
+    (``--dfs.pool=P``, ``--dfs.cont C``, ``--posix.gpfs.finegrainwritesharing``) is
+    appended by name to ``backend_options`` when that list is given, and is an error
+    otherwise.  Anything else goes to ``unknown``, which must raise; without it, a
+    WorkloadError names the option and the module with the supported subset."""
     no_io = no_io or NoIoOptions()
     seen: set[str] = set()
     values: dict[str, str] = {}
@@ -100,8 +103,13 @@ def scan_options(
             if check_value is not None:
                 check_value(name, value)
             values[name] = value
-        elif arg.startswith("--") and "." in arg.partition("=")[0]:
-            raise WorkloadError(_backend_option(tool, arg))
+        elif arg.startswith("--") and "." in name:
+            if backend_options is None:
+                raise WorkloadError(_backend_option(tool, arg))
+            backend_options.append(name)
+            # IOR and mdtest take no operands, so a word after a backend option is its value.
+            if not equals and position < len(args) and not args[position].startswith("-"):
+                position += 1
         elif unknown is not None:
             unknown(arg)
             raise AssertionError(f"{tool}: the unknown-option handler returned for {arg!r}")
@@ -119,3 +127,39 @@ def _backend_option(tool: str, arg: str) -> str:
     if backend in ("posix", "mpiio"):
         return f"{tool}: {name}: this {backend.upper()} backend option is not modelled (--posix.odirect is)"
     return f"{tool}: {name}: an option of the {backend.upper()} backend; only the POSIX and MPIIO APIs are modelled"
+
+
+#: IOR's and mdtest's backends that are another client of a file system (file for file,
+#: byte for byte what POSIX would do): simulated as POSIX I/O with a note.  I/O libraries
+#: with formats of their own (HDF5, NCMPI) and object stores (S3, RADOS) are refused.
+FILE_SYSTEM_INTERFACES = frozenset({"DFS", "IME", "CHFS", "GFARM", "CEPHFS", "MMAP", "AIO"})
+
+
+def interface_notes(tool: str, api: str, modelled: Collection[str], backend_options: list[str]) -> tuple[str, ...]:
+    """What a command line's interface options leave out of the simulation, one line each:
+    an ``-a`` interface simfs has no model of (DAOS's DFS, DDN's IME, CHFS, Gfarm: their
+    accesses are simulated as the same POSIX I/O through the system's clients) and the
+    options of any backend, grouped by backend (``--dfs.oclass=SX``, GPFS hints).  An
+    interface that is not a file system's client (``-a HDF5``) is a WorkloadError."""
+    notes = []
+    if api.upper() not in modelled and api.upper() not in FILE_SYSTEM_INTERFACES:
+        raise WorkloadError(
+            f"{tool}: -a {api}: simfs models {', '.join(modelled)} and simulates the file-system clients "
+            f"{', '.join(sorted(FILE_SYSTEM_INTERFACES))} as POSIX; not I/O libraries or object stores"
+        )
+    if api.upper() not in modelled:
+        notes.append(
+            f"{tool} -a {api}: the {api} interface is not modelled; its accesses are simulated as the "
+            "same POSIX I/O through the system's clients"
+        )
+    by_backend: dict[str, list[str]] = {}
+    for name in backend_options:
+        by_backend.setdefault(name[2:].split(".")[0], []).append(name)
+    for backend, names in by_backend.items():
+        listed = ", ".join(dict.fromkeys(names))
+        if backend.upper() in (api.upper(), "POSIX", "MPIIO"):
+            what = "hints" if backend in ("posix", "mpiio") else "options"
+            notes.append(f"{tool} {listed}: {backend.upper()} backend {what}, not modelled")
+        else:  # IOR takes every backend's options and leaves them to their backend
+            notes.append(f"{tool} {listed}: options of the {backend.upper()} backend, which -a {api} does not use")
+    return tuple(notes)

@@ -8,6 +8,7 @@ per node are not part of it; they are experiment settings.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -25,6 +26,85 @@ MAX_BYTES_PER_RANK = 2**53
 MAX_ITEMS_PER_RANK = 100_000_000
 #: Repetitions of the phase sequence (IOR ``-i``, mdtest ``-i``).
 MAX_ITERATIONS = 100_000
+
+
+@dataclass(frozen=True)
+class DirectoryTree:
+    """mdtest's directory tree (``-z DEPTH -b BRANCH [-L] [-I ITEMS]``): where a rank's
+    items go, ``items_per_directory`` in each directory that holds items, directory after
+    directory in mdtest's order (pre-order, depth first: a directory's items, then each
+    child's subtree), the whole tree ``loops`` times (mdtest ``-n`` with ``-I`` in a shared
+    tree: one tree per ``-I`` items).
+
+    Attributes
+    ----------
+    depth: levels below the top directory (``-z``; 0: the top directory alone).
+    branch: subdirectories of each directory above the leaves (``-b``).
+    leaf_only: items in the leaves only (``-L``), not in every directory.
+    items_per_directory: a rank's items in each directory that holds items.
+    loops: trees one after another, each with the same items per directory.
+    """
+
+    depth: int
+    branch: int
+    leaf_only: bool
+    items_per_directory: int
+    loops: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("branch", "items_per_directory", "loops"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: expected a positive integer, got {getattr(self, name)}")
+        if self.depth < 0:
+            raise ValueError(f"depth: expected 0 or more, got {self.depth}")
+
+    @property
+    def directories(self) -> int:
+        """Directories in one tree (mdtest's ``num_dirs_in_tree``)."""
+        if self.branch == 1:
+            return self.depth + 1
+        return (self.branch ** (self.depth + 1) - 1) // (self.branch - 1)
+
+    @property
+    def holders_per_tree(self) -> int:
+        """Directories of one tree that hold items: its leaves with ``leaf_only``."""
+        return self.branch**self.depth if self.leaf_only else self.directories
+
+    @property
+    def items(self) -> int:
+        """A rank's items over all its trees."""
+        return self.loops * self.holders_per_tree * self.items_per_directory
+
+    def runs(self, first: int, count: int) -> Iterator[tuple[int, int]]:
+        """``(directory, items)`` for a rank's items ``first`` to ``first + count``, one
+        run per directory (numbered in the order mdtest fills them, over all loops)."""
+        end = first + count
+        while first < end:
+            directory = first // self.items_per_directory
+            stop = min(end, (directory + 1) * self.items_per_directory)
+            yield directory, stop - first
+            first = stop
+
+    def path(self, directory: int) -> str:
+        """The relative path of item-holding ``directory`` (as numbered by :meth:`runs`):
+        ``tree.0/d3/d1`` is loop 0's top directory, its child 3, that one's child 1."""
+        loop, index = divmod(directory, self.holders_per_tree)
+        return "/".join((f"tree.{loop}", *self._holder_steps()[index]))
+
+    @functools.cache  # noqa: B019 (frozen and hashable: one cache entry per tree shape)
+    def _holder_steps(self) -> tuple[tuple[str, ...], ...]:
+        """The child steps from the top to each item-holding directory, in mdtest's order."""
+        holders: list[tuple[str, ...]] = []
+
+        def visit(steps: tuple[str, ...]) -> None:
+            if not self.leaf_only or len(steps) == self.depth:
+                holders.append(steps)
+            if len(steps) < self.depth:
+                for child in range(self.branch):
+                    visit((*steps, f"d{child}"))
+
+        visit(())
+        return tuple(holders)
 
 
 @dataclass(frozen=True)
@@ -74,6 +154,8 @@ class PhaseSpec:
         phase): the size on the command line is only its upper bound, and like a
         stonewalled phase its result is a steady rate (:mod:`simfs.workloads.steady_state`).
     existing_file: write into the file that is there (IOR ``-E``): opened, not created.
+    directory_tree: where the items go (mdtest ``-z``, ``-b``, ``-I``); ``None``: all of
+        them in one directory.
     """
 
     op: Op
@@ -97,6 +179,7 @@ class PhaseSpec:
     collective: bool = False
     stonewall_bound: bool = False
     existing_file: bool = False
+    directory_tree: DirectoryTree | None = None
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -151,6 +234,8 @@ class WorkloadSpec:
     synchronized: ranks wait for each other before every phase (IOR, mdtest, the seed's
         dd pair); ``False`` for tools with no barriers (bonnie++), where ranks meet only
         at the start and a fast rank's next phase overlaps a slow rank's last.
+    notes: what the command line asks for that the simulation leaves out (an interface or
+        hints it has no model of), one line each; simulated results carry them.
     """
 
     tool: str
@@ -161,10 +246,13 @@ class WorkloadSpec:
     synchronized: bool = True
     intra_phase_barriers: bool = False
     options: dict[str, object] = field(default_factory=dict, compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         for phase in self.phases:
-            if phase.bytes_per_rank > MAX_BYTES_PER_RANK:
+            # A time-bounded phase's size is only its upper bound (the IO500 sets IOR's -b as
+            # high as IOR's 64-bit offsets take and lets the stonewall end the phase).
+            if phase.bytes_per_rank > MAX_BYTES_PER_RANK and not (phase.time_bounded and phase.bytes_per_rank < 2**63):
                 raise WorkloadError(
                     f"{self.tool}: {phase.label}: {phase.bytes_per_rank:,} bytes per rank; simfs counts bytes "
                     f"exactly up to 2^53 = {MAX_BYTES_PER_RANK:,} (8 PiB) per rank and phase"

@@ -72,8 +72,8 @@ def test_run_false_leaves_a_phase_out_and_says_so():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[global]\napi = DFS --dfs.pool=x\n", r"\[ior-easy\] API DFS: simfs models the POSIX and MPIIO"),
-        ("[global]\n[mdtest-hard]\nfiles-per-dir = 100\n", r"files-per-dir = 100: mdtest's directory trees"),
+        ("[global]\n[mdtest-hard]\nfiles-per-dir = many\n", r"files-per-dir = many: expected a whole number"),
+        ("[global]\napi = S3\n", r"\[ior-easy\] API S3: simfs models POSIX and MPIIO"),
         ("[global]\n[debug]\nstonewall-time = 0\n", r"stonewall-time = 0: expected a whole number"),
         ("[global]\n[ior-easy]\nfilePerProc = maybe\n", r"filePerProc = MAYBE: expected TRUE or FALSE"),
         ("just text\n", r"not an IO500 config.ini"),
@@ -163,10 +163,10 @@ def test_cli_prints_phases_scores_and_notes(tmp_path, capsys):
     assert re.search(r"^\[SCORE \] Bandwidth [\d.]+ GiB/s : IOPS [\d.]+ kiops : TOTAL [\d.]+", out, re.M)
     assert "mdtest-hard-delete" in out and "note: find: not simulated" in err
     bad = tmp_path / "bad.ini"
-    bad.write_text("[global]\napi = DFS\n")
+    bad.write_text("[global]\napi = HDF5\n")
     assert main(["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {bad}"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "API DFS" in err
+    assert err.count("\n") == 1 and "API HDF5" in err
 
 
 def test_a_results_folder_says_why_its_config_and_stonewall_files_are_not_read(tmp_path):
@@ -274,3 +274,33 @@ def test_without_a_stonewall_later_phases_do_what_their_command_says():
     moved = frame["rate"] * frame["time_s"]
     assert moved["ior-easy-read"] == pytest.approx(4 * 16 * 2**20, rel=1e-9)
     assert moved["mdtest-easy-stat"] == pytest.approx(4 * 40, rel=1e-9)
+
+
+def test_the_harness_ini_reader_ends_values_at_a_comment_and_wraps_segment_count():
+    # EPCC's 2020 config.ini has "segmentCount = 50000 # must set value manual", and its
+    # result.txt records -s 50000; IBM's 2023 one has 100000000000, run as -s 1215752192.
+    plan = parse_io500_config(
+        "[global]\n[ior-hard]\nsegmentCount = 50000 # must set value manual\n"
+        "[mdtest-hard]\nn = 80000 # comment\nfiles-per-dir = 1000\n"
+    )
+    commands = {p.name: p.command for p in plan.phases}
+    assert "-s 50000 -w" in commands["ior-hard-write"] and "#" not in commands["ior-hard-write"]
+    hard = parse_workload(commands["mdtest-hard-write"]).phases[0]
+    assert hard.items_per_rank == 80000 and hard.directory_tree.items_per_directory == 1000
+    assert hard.directory_tree.loops == 80
+    wrapped = parse_io500_config("[global]\n[ior-hard]\nsegmentCount = 100000000000\n")
+    assert "-s 1215752192 " in next(p.command for p in wrapped.phases if p.name == "ior-hard-write")
+    assert any("32-bit int, 1215752192" in line for line in wrapped.skipped)
+
+
+def test_another_file_systems_client_is_simulated_as_posix_and_said_once():
+    plan = parse_io500_config(
+        "[global]\napi = DFS --dfs.pool=tank --dfs.cont=c1\n[debug]\nstonewall-time = 1\n[ior-easy]\n"
+        "transferSize = 1m\nblockSize = 100000m\n[ior-hard]\nsegmentCount = 40\n[mdtest-easy]\nn = 40\n"
+        "[mdtest-hard]\nn = 40\n"
+    )
+    result = simulate_io500(load_system("crtdc-lfs3"), plan, Experiment(nodes=1, ppn=2))
+    dfs = [note for note in result.notes if "-a DFS" in note or "--dfs." in note]
+    # One line per tool and kind, not one per phase.
+    assert len(dfs) == len(set(dfs)) == 4
+    assert any(note.startswith("ior -a DFS: the DFS interface is not modelled") for note in dfs)

@@ -71,11 +71,11 @@ def test_ior_attached_values_and_odirect():
 @pytest.mark.parametrize(
     "command, message",
     [
-        ("ior -a HDF5", "only the POSIX and MPIIO APIs"),
+        ("ior -a HDF5", "not I/O libraries or object stores"),
         ("ior -c -w", "-c \\(collective I/O\\) needs -a MPIIO"),
         ("ior -a MPIIO -c -F -w", "applies to one shared file"),
         ("ior -Z", "unsupported option '-Z'"),
-        ("ior -a DFS --dfs.pool=tank", "only the POSIX and MPIIO APIs"),
+        ("ior -a RADOS", "simulates the file-system clients"),
         ("ior -u -w", "-u \\(a directory per file\\) needs -F"),
         ("ior -t 3m -b 4m", "multiple of"),
         ("ior -N 16", "experiment setting"),
@@ -114,8 +114,8 @@ def test_mdtest_selected_phases_and_unique_directories():
         ("mdtest -F", "-n ITEMS is required"),
         ("mdtest -n 0", "-n 0: expected a positive integer"),
         ("mdtest -n 10 -F -D", "exclude each other"),
-        ("mdtest -n 10 -z 2", "unsupported option '-z'"),
-        ("mdtest -n 10 -a DFS", "only the POSIX interface"),
+        ("mdtest -n 2 -z 2", "fewer items than the 3 directories"),
+        ("mdtest -n 10 -a HDF5", "not I/O libraries or object stores"),
         ("mdtest -n 10 -W x", "-W x: expected a positive integer"),
         ("mdtest -n 10 -w 4q", "-w 4q"),
     ],
@@ -261,3 +261,32 @@ def test_ior_existing_file_is_opened_not_created(monkeypatch):
     simfs.simulate("crtdc-lfs3", "ior -a POSIX -w -t 1m -b 16m -F -E", nodes=2, ppn=2)
     assert seen.count("create") == 0 and seen.count("open") == 4
     assert parse_workload("ior -w -E").phases[0].existing_file
+
+
+@pytest.mark.parametrize(
+    ("command", "note"),
+    [
+        ("ior -a DFS --dfs.pool tank --dfs.cont=c1 -t 1m -b 4m", "ior -a DFS: the DFS interface is not modelled"),
+        ("ior -a DFS --dfs.pool tank --dfs.cont=c1 -t 1m -b 4m", "ior --dfs.pool, --dfs.cont: DFS backend options"),
+        ("ior -t 47008 -b 47008 --posix.gpfs.finegrainwritesharing", "POSIX backend hints, not modelled"),
+        ("ior -a POSIX --aio.max-pending=8 -t 1m -b 4m", "options of the AIO backend, which -a POSIX does not use"),
+        ("ior -a MPIIO -U /etc/hints -t 1m -b 4m", "ior -U /etc/hints: the MPI-IO hints in this file are not read"),
+        ("ior -t 256k -b 256gm", "ior -b 256gm: read as 256 GiB, as IOR reads it"),
+        ("mdtest -n 10 -a IME", "mdtest -a IME: the IME interface is not modelled"),
+    ],
+)
+def test_what_is_simulated_without_it_is_noted(command, note):
+    spec = parse_workload(command)
+    assert any(note in line for line in spec.notes), spec.notes
+
+
+def test_a_backend_options_value_is_its_own_word_and_the_rest_still_counts():
+    # IOR and mdtest take no operands: "--dfs.pool tank" is one option and its value.
+    spec = parse_workload("ior -a DFS --dfs.pool tank -t 1m -b 4m -F -w")
+    assert spec.phases[0].bytes_per_rank == 4 << 20 and not spec.phases[0].shared_file
+    assert [p.op for p in spec.phases] == ["write"]
+
+
+def test_notes_reach_the_result():
+    result = simfs.simulate("crtdc-lfs3", "ior -a DFS -t 1m -b 4m -F -w", nodes=1)
+    assert result.notes and result.notes[0].startswith("ior -a DFS")
