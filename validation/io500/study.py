@@ -273,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="at most this many submissions built")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the submissions study.csv already has and study the rest"
+    )
     args = parser.parse_args(argv)
     if not args.corpus.is_dir():
         print(f"study: no IO500 corpus at {args.corpus} (a user's clone has none; see validation/io500/README.md)")
@@ -290,9 +293,16 @@ def main(argv: list[str] | None = None) -> int:
             )  # fmt: skip
         else:
             to_build.append(submission)
+    csv_path, md_path = args.out / "study.csv", args.out / "study.md"
+    if args.resume and csv_path.is_file():
+        # A submission's rows are written when it finishes, all at once: those there are whole.
+        kept = pd.read_csv(csv_path)
+        done_before = set(kept["submission"])
+        built = kept.to_dict("records")
+        to_build = [s for s in to_build if str(s.relative_to(args.corpus)) not in done_before]
+        print(f"study: {len(done_before)} submissions kept from {csv_path}", flush=True)
     if args.limit:
         to_build = to_build[: args.limit]
-    csv_path, md_path = args.out / "study.csv", args.out / "study.md"
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(study_one, s, args.corpus): s for s in to_build}
         for done, future in enumerate(as_completed(futures), start=1):
