@@ -92,7 +92,8 @@ def estimate(
         # ROMIO's two-phase I/O instead and cost what a fluid phase costs.
         request_level = phase.shared_file and phase.op == "write" and not phase.collective and not phase.same_data
         if request_level_shared_writes and request_level and nodes > 1:
-            request_writes += ranks * max(phase.bytes_per_rank // max(phase.transfer_size_bytes, 1), 1)
+            transfers = max(phase.bytes_per_rank // max(phase.transfer_size_bytes, 1), 1)
+            request_writes += ranks * (min(transfers, phase.transfer_limit) if phase.transfer_limit else transfers)
     data_rank_phases *= iterations
     metadata_requests *= iterations
     request_writes *= iterations

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
@@ -26,11 +27,12 @@ import pandas as pd
 import simpy
 
 from simfs import cost
-from simfs.engine import READ, WRITE, FluidNetwork
+from simfs.engine import RANDOM_READ, RANDOM_WRITE, READ, WRITE, FluidNetwork
 from simfs.engine.barrier import Barrier
 from simfs.errors import ExperimentError, ImplausibleValueWarning, WorkloadError
 from simfs.experiment import Experiment
 from simfs.filesystems.core import FileSystem, FileSystemInstance, Layout
+from simfs.filesystems.core.locking import PAGE_BYTES
 from simfs.results import PhaseAttribution, RankRecord, Result
 from simfs.workloads import parse_workload
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec, transfer_offsets
@@ -83,7 +85,6 @@ def run(
     A run estimated beyond :mod:`simfs.cost`'s limits is refused unless ``force``.
     ``progress(done, total)`` is called as ranks finish phases (``total`` rank phases)."""
     io = system.io
-    check_simulable(workload)
     system.check_workload(workload)
     if workload.tool == "obdfilter-survey":
         experiment = _survey_experiment(system, workload, experiment)
@@ -298,6 +299,7 @@ class _Program:
             self._record(iteration, phase, rank, node, open_time, size=written)
             return
         share = self._stripe_share(phase, owner, layout)
+        device = self._device_requests(phase, layout, share, node)
         cap = self.fs.rate_cap(
             layout,
             share,
@@ -306,6 +308,7 @@ class _Program:
             transfer_size_bytes=phase.transfer_size_bytes,
             readers_on_node=ppn,
             node=node,
+            random=device.get("random", False),
         )
         tag = self.network.tag(f"{iteration}/{phase.label}/{cap.reason}")
         size = float(phase.bytes_per_rank)
@@ -316,23 +319,27 @@ class _Program:
             share,
             data_op,
             copy=not phase.direct,
-            request_bytes=request,
             call_bytes=phase.transfer_size_bytes,
+            **({"request_bytes": request} | device),
             **self._shared_read_fractions(phase),
         )
 
         if phase.stonewall_s:
-            moved = yield from self._stonewalled(phase, size, full_path, cap.rate_Bps, tag)
+            kind = (
+                (RANDOM_READ if data_op == "read" else RANDOM_WRITE) if device else READ if data_op == "read" else WRITE
+            )
+            moved = yield from self._stonewalled(phase, size, full_path, cap.rate_Bps, tag, kind)
             if self.workload.intra_phase_barriers:
                 yield self.barrier.wait()
             yield from self.fs.metadata.request(node, "close", _OPEN_CLOSE_TAG, directory=directory)
             self._record(iteration, phase, rank, node, open_time, size=moved)
             return
         if phase.op == "read":
-            stall = self._readahead_restart_s(phase)
+            stall = 0.0 if phase.random_offsets else self._readahead_restart_s(phase)
             if stall > 0:
                 yield self.env.timeout(stall)
-            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=READ)
+            kind = RANDOM_READ if device else READ
+            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=kind)
         elif phase.op == "rewrite":
             # Read a chunk, dirty it, write it back: the file once each way, at one pace.
             read_path = self.fs.data_path(
@@ -424,6 +431,8 @@ class _Program:
         label = f"{iteration}/{phase.label}"
         self.modes[(iteration, phase.label)] = "request"
         _, offsets = transfer_offsets(phase, owner, self.experiment.ranks, iteration)
+        if phase.transfer_limit:
+            offsets = itertools.islice(offsets, phase.transfer_limit)
         transfer = phase.transfer_size_bytes
         deadline = self.env.now + phase.stonewall_s if phase.stonewall_s else float("inf")
         written = 0
@@ -439,12 +448,11 @@ class _Program:
             io.drain(node, file_id)
         return written
 
-    def _stonewalled(self, phase: PhaseSpec, size: float, path, rate_cap: float, tag: int):
+    def _stonewalled(self, phase: PhaseSpec, size: float, path, rate_cap: float, tag: int, kind: int):
         """A data phase cut at its stonewall deadline (IOR ``-D``): the rank's bytes move as
         one flow through the whole path (the page cache's head start is left out: a
         deadline phase runs long enough for the steady rate to dominate) until they are
         done or the deadline comes; returns the bytes of the whole transfers moved."""
-        kind = READ if phase.op == "read" else WRITE
         flow = self.network.transfer(size, path, rate_cap=rate_cap, tag=tag, kind=kind)
         deadline = self.env.timeout(phase.stonewall_s)
         yield flow | deadline
@@ -603,12 +611,14 @@ class _Program:
         cached = min(size, fs.write_back_cache_bytes(layout, share, writers))
         absorbed = min(dirty, cached)  # of the write-back
         front = cached - absorbed  # of what the application writes through
-        drives = fs.data_path(node, layout, share, "write", copy=False, network=False)
+        device = self._device_requests(phase, layout, share, node)
+        kind = RANDOM_WRITE if device else WRITE
+        drives = fs.data_path(node, layout, share, "write", copy=False, network=False, **device)
         destage_tag = self.network.tag(f"{iteration}/{phase.label}/destage")
         if size - dirty - front > 0:
-            yield self.network.transfer(size - dirty - front, full_path, rate_cap=rate_cap, tag=tag, kind=WRITE)
+            yield self.network.transfer(size - dirty - front, full_path, rate_cap=rate_cap, tag=tag, kind=kind)
         if front > 0:
-            self.network.transfer(front, drives, tag=destage_tag, kind=WRITE)
+            self.network.transfer(front, drives, tag=destage_tag, kind=kind)
             into_cache = fs.data_path(
                 node,
                 layout,
@@ -618,7 +628,7 @@ class _Program:
                 disk=False,
                 call_bytes=phase.transfer_size_bytes,
             )
-            yield self.network.transfer(front, into_cache, rate_cap=rate_cap, tag=tag, kind=WRITE)
+            yield self.network.transfer(front, into_cache, rate_cap=rate_cap, tag=tag, kind=kind)
         if dirty > 0:
             writeback = self.env.process(self._writeback(node, layout, share, phase, iteration, dirty, absorbed))
             copy_path = fs.data_path(
@@ -635,16 +645,33 @@ class _Program:
         fs = self.fs
         window = fs.rpc_window_Bps(share)
         tag = self.network.tag(f"{iteration}/{phase.label}/rpc-window")
+        device = self._device_requests(phase, layout, share, node)
+        kind = RANDOM_WRITE if device else WRITE
         if dirty > absorbed:
-            path = fs.data_path(node, layout, share, "write", copy=False)
-            yield self.network.transfer(dirty - absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
+            path = fs.data_path(node, layout, share, "write", copy=False, **device)
+            yield self.network.transfer(dirty - absorbed, path, rate_cap=window, tag=tag, kind=kind)
         if absorbed > 0:
-            drives = fs.data_path(node, layout, share, "write", copy=False, network=False)
+            drives = fs.data_path(node, layout, share, "write", copy=False, network=False, **device)
             self.network.transfer(
-                absorbed, drives, tag=self.network.tag(f"{iteration}/{phase.label}/destage"), kind=WRITE
+                absorbed, drives, tag=self.network.tag(f"{iteration}/{phase.label}/destage"), kind=kind
             )
             path = fs.data_path(node, layout, share, "write", copy=False, disk=False)
             yield self.network.transfer(absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
+
+    def _device_requests(self, phase: PhaseSpec, layout: Layout, share: np.ndarray, node: int) -> dict:
+        """``data_path`` settings for the requests a phase at random offsets (IOR ``-z``)
+        sends the targets: each transfer its own request (at least a page: the page cache
+        reads and writes back whole pages), at a place of its own; ``{}`` for requests in
+        order.  A buffered random write whose whole data fits under the dirty limit is
+        written back in order (the pages are all there by the close, contiguous), so its
+        requests are the sequential ones."""
+        if not phase.random_offsets:
+            return {}
+        if phase.op != "read" and not phase.direct:
+            if phase.bytes_per_rank <= self.fs.dirty_limit_bytes(share, self.experiment.ppn, node):
+                return {}
+        transfer = phase.transfer_size_bytes if phase.direct else max(phase.transfer_size_bytes, PAGE_BYTES)
+        return {"request_bytes": self.fs.request_bytes(layout, transfer), "random": True}
 
     def _writers_per_controller(self, iteration: int, phase: PhaseSpec) -> dict[int, int]:
         """How many ranks write through each controller in this phase: those whose file
@@ -719,16 +746,6 @@ class _Program:
         else:
             per_stripe = layout.bytes_per_object(0, phase.bytes_per_rank)
         return per_stripe / per_stripe.sum()
-
-
-def check_simulable(workload: WorkloadSpec) -> None:
-    """Options the runner runs but the simulator has no model of."""
-    for phase in workload.phases:
-        if phase.random_offsets:
-            raise WorkloadError(
-                f"{workload.tool} -z: random offsets within a file are not modelled by the simulator "
-                "(run them with simfs measure)"
-            )
 
 
 def _survey_experiment(system: FileSystem, workload: WorkloadSpec, experiment: Experiment) -> Experiment:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from simfs.engine.flow import Flow, Path
     from simfs.engine.maxmin import CAP, max_min_rates
     from simfs.engine.network import FluidNetwork
-    from simfs.engine.resource import OTHER, READ, WRITE, LoadModel, Resource, ResourceLoad
+    from simfs.engine.resource import OTHER, RANDOM_READ, RANDOM_WRITE, READ, WRITE, LoadModel, Resource, ResourceLoad
 
 _MODULE_OF = {
     "CAP": "maxmin",
@@ -23,6 +23,8 @@ _MODULE_OF = {
     "Path": "flow",
     "FluidNetwork": "network",
     "OTHER": "resource",
+    "RANDOM_READ": "resource",
+    "RANDOM_WRITE": "resource",
     "READ": "resource",
     "WRITE": "resource",
     "LoadModel": "resource",
@@ -33,6 +35,8 @@ _MODULE_OF = {
 __all__ = [
     "CAP",
     "OTHER",
+    "RANDOM_READ",
+    "RANDOM_WRITE",
     "READ",
     "WRITE",
     "Flow",

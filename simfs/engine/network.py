@@ -23,7 +23,17 @@ from simpy.events import Event
 from simfs.engine.clock import clock_resolution
 from simfs.engine.flow import Flow, Path
 from simfs.engine.maxmin import CAP, PathEntries, max_min_rates_of_paths
-from simfs.engine.resource import KIND_COUNT, OTHER, READ, WRITE, Resource, ResourceLoad, lowering_mechanism
+from simfs.engine.resource import (
+    KIND_COUNT,
+    OTHER,
+    RANDOM_READ,
+    RANDOM_WRITE,
+    READ,
+    WRITE,
+    Resource,
+    ResourceLoad,
+    lowering_mechanism,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,7 +125,7 @@ class FluidNetwork:
         self._pending: list[Flow] = []
         self._load_dependent: list[Resource] = []
         self._load_rows = np.zeros(0, dtype=np.int64)
-        self._load_key = np.zeros((0, 4))
+        self._load_key = np.zeros((0, 5))
         self._load_capacity = np.zeros(0)
         # Per resource, which mechanism lowered its capacity at the last solve (a code into
         # ``_mechanism_names``; 0: none).
@@ -150,7 +160,7 @@ class FluidNetwork:
         self._load_rows = np.array([r.index for r in self._load_dependent], dtype=np.int64)
         # (flow count, reads, writes, nominal capacity) each load model last saw, and what
         # it answered; -1 flows means never asked.
-        self._load_key = np.full((len(self._load_dependent), 4), -1.0)
+        self._load_key = np.full((len(self._load_dependent), 5), -1.0)
         self._load_capacity = self._capacity[self._load_rows].copy()
         self.stats.served = np.zeros(count)
         self._lowered_by = np.zeros(count, dtype=np.int64)
@@ -192,7 +202,8 @@ class FluidNetwork:
     ) -> Flow:
         """Start moving ``work`` units over ``path``; returns the flow (a SimPy event).
 
-        ``kind`` (``READ``, ``WRITE``, ``OTHER``) is what load-dependent resources see of it.
+        ``kind`` (``READ``, ``WRITE``, ``RANDOM_READ``, ``RANDOM_WRITE``, ``OTHER``) is what
+        load-dependent resources see of it.
         """
         self._ensure_resource_arrays()
         flow = Flow(self, work, path, rate_cap=rate_cap, share=share, name=name, tag=tag, kind=kind)
@@ -429,12 +440,13 @@ class FluidNetwork:
         kinds = np.bincount(
             self._entry_resource * KIND_COUNT + entry_kind, minlength=len(self._resources) * KIND_COUNT
         ).reshape(-1, KIND_COUNT)
-        key = np.column_stack((flow_count[rows], kinds[rows, READ], kinds[rows, WRITE], self._capacity[rows]))
+        random = kinds[rows, RANDOM_READ] + kinds[rows, RANDOM_WRITE]
+        key = np.column_stack((flow_count[rows], kinds[rows, READ], kinds[rows, WRITE], random, self._capacity[rows]))
         for position in np.flatnonzero((key != self._load_key).any(axis=1)):
             resource = self._load_dependent[position]
-            load = ResourceLoad(int(key[position, 0]), int(key[position, 1]), int(key[position, 2]))
-            self._load_capacity[position] = resource.capacity_at(load, nominal=float(key[position, 3]))
-            lowered = lowering_mechanism(resource.load_model, float(key[position, 3]), load) if load.flow_count else ""
+            load = ResourceLoad(*(int(count) for count in key[position, :4]))
+            self._load_capacity[position] = resource.capacity_at(load, nominal=float(key[position, 4]))
+            lowered = lowering_mechanism(resource.load_model, float(key[position, 4]), load) if load.flow_count else ""
             self._load_lowered_by[position] = self.mechanism_code(lowered)
         self._load_key = key
         capacity[rows] = self._load_capacity

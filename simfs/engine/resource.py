@@ -14,9 +14,10 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-#: Flow kinds a load model can tell apart (``Flow.kind``).
-OTHER, READ, WRITE = 0, 1, 2
-KIND_COUNT = 3
+#: Flow kinds a load model can tell apart (``Flow.kind``): random reads and writes go to
+#: offsets in no order (IOR ``-z``), so each request of theirs is a visit of its own.
+OTHER, READ, WRITE, RANDOM_READ, RANDOM_WRITE = 0, 1, 2, 3, 4
+KIND_COUNT = 5
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,9 @@ class ResourceLoad:
     flow_count: int
     read_count: int = 0
     write_count: int = 0
+    #: Flows of random offsets (``RANDOM_READ``, ``RANDOM_WRITE``), counted apart from
+    #: the sequential ``read_count`` and ``write_count``.
+    random_count: int = 0
 
 
 class LoadModel(Protocol):

@@ -57,6 +57,16 @@ class HddSpec:
         return self.average_seek_s + self.average_rotational_latency_s
 
 
+def random_request_cost(drive: HddSpec, visit_bytes: float) -> float:
+    """Drive time per byte of requests at random offsets relative to streaming: each
+    visit of ``visit_bytes`` (a request's part on one drive) is preceded by a reposition,
+    ``(v / B + t_pos) / (v / B) = 1 + B t_pos / v`` (the module docstring's model with
+    every request from another place: IOR ``-z``)."""
+    if not visit_bytes > 0:
+        raise ValueError("visit_bytes: must be positive")
+    return 1.0 + drive.sustained_Bps * drive.positioning_s / visit_bytes
+
+
 def interleaved_stream_factor(streams: float, sustained_Bps: float, positioning_s: float, visit_bytes: float) -> float:
     """``B_eff(n) / B`` for ``streams`` interleaved sequential streams (module docstring)."""
     if streams <= 1:
@@ -89,7 +99,11 @@ class SeekThrashing:
         n = load.flow_count
         if n <= 1:
             return nominal_capacity
-        reads = n - load.write_count
+        # Random flows interrupt the streams as any stream does, but their own
+        # repositioning is in their requests' cost (random_request_cost): none again here.
+        reads = n - load.write_count - load.random_count
         inverse_visit = (reads / self.read_visit_bytes + load.write_count / self.write_visit_bytes) / n
+        if inverse_visit == 0:
+            return nominal_capacity
         factor = interleaved_stream_factor(n, self.drive.sustained_Bps, self.drive.positioning_s, 1.0 / inverse_visit)
         return nominal_capacity * factor

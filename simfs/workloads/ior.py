@@ -17,8 +17,9 @@ Supported options (IOR 3.x names, ``ior -h``):
 ``-e``                 fsync before close, inside the timed write phase
 ``-i N``               iterations (repetitions of the phases)
 ``-g``                 barriers between open, transfer and close inside each phase
-``-z``                 random offsets: each transfer once, in a random order (runner only)
-``-D S``               stonewall: stop each phase's transfers after ``S`` seconds (runner only)
+``-z``                 random offsets: each transfer once, in a random order within the
+                       rank's blocks (reads without read-ahead, a request per transfer)
+``-D S``               stonewall: stop each phase's transfers after ``S`` seconds
 ``-o PATH``            test file path (used by the runner; ignored by the simulator)
 ``--posix.odirect``    O_DIRECT (``-B`` is the IOR 2 spelling)
 ``-O summaryFormat=``  output format (``-O summaryFile=`` too): no effect on the I/O
@@ -57,9 +58,7 @@ of any backend (``--dfs.oclass=SX``, ``--posix.gpfs.finegrainwritesharing``: GPF
 and ``-U FILE`` (MPI-IO hints: the MPI-IO model's own apply).  The runner does POSIX I/O
 only and refuses other interfaces.
 
-``-z`` is parsed here for the runner (``simfs measure``); the simulator refuses it with
-that advice, because it has no model of random offsets within a file.  ``-D`` runs in
-both.  Options may be written ``-t 4k``, ``-t4k`` or ``-t=4k`` (IOR 4).
+``-z`` and ``-D`` run in both the simulator and the runner.  Options may be written ``-t 4k``, ``-t4k`` or ``-t=4k`` (IOR 4).
 
 Sizes take IOR's suffixes k, m, g, t (powers of 1024).  Tasks and tasks per node are
 experiment settings (``nodes``, ``ppn``), so ``-N`` is rejected with that advice.

@@ -138,9 +138,9 @@ class PhaseSpec:
         ``(r + task_offset * ppn) mod ranks``, ``task_offset`` nodes away (IOR ``-Q``
         with its by-slot mapping of ranks to nodes).
     random_offsets: each transfer once, in a random order within the rank's blocks
-        (IOR ``-z``; run by the runner, not modelled by the simulator).
+        (IOR ``-z``): reads without read-ahead, a request per transfer at the targets.
     stonewall_s: stop issuing transfers this many seconds into the phase (IOR ``-D``);
-        0 for no deadline (runner only).
+        0 for no deadline.
     wear_out: after the deadline every rank continues until it has done as many
         transfers as the rank that did most (IOR ``-O stoneWallingWearOut=1``).
     owner_stride: rank ``r`` works on the items of rank ``r + owner_stride`` (mdtest
@@ -156,6 +156,9 @@ class PhaseSpec:
     existing_file: write into the file that is there (IOR ``-E``): opened, not created.
     directory_tree: where the items go (mdtest ``-z``, ``-b``, ``-I``); ``None``: all of
         them in one directory.
+    transfer_limit: at most this many of the rank's transfers, the first in its order (0:
+        all of them): the sample of a time-bounded phase at random offsets, whose blocks
+        keep their size (:mod:`simfs.workloads.steady_state`).
     """
 
     op: Op
@@ -180,6 +183,7 @@ class PhaseSpec:
     stonewall_bound: bool = False
     existing_file: bool = False
     directory_tree: DirectoryTree | None = None
+    transfer_limit: int = 0
 
     def __post_init__(self) -> None:
         if not self.label:

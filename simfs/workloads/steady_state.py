@@ -90,6 +90,16 @@ def _sample(phase: PhaseSpec, ranks: int, request_level_writes: bool) -> tuple[P
         return phase, ""
     # With wear-out (the IO500's) every rank goes on to the count of the one that made
     # most, so the same count per rank is what the phase measures.
+    if phase.random_offsets:
+        # IOR -z: each rank's transfers land anywhere in its own blocks.  Shrinking the
+        # blocks would put the ranks' regions inside one lock unit; the first `keep` of
+        # the rank's random order in one whole block keeps them apart, as they were.
+        sampled = phase.with_segments(1)
+        sampled = dataclasses.replace(sampled, transfer_limit=keep)
+        return sampled, (
+            f"{phase.label}: bounded by {bound}, so its steady rate: simulated {keep:,} of {transfers:,} "
+            "writes per rank (at random offsets in one block of each rank) through the lock manager"
+        )
     per_block = max(phase.block_size_bytes // phase.transfer_size_bytes, 1)
     if phase.segment_count > 1 and per_block < keep:
         # IOR's interleaving is by segment: keep whole segments, each block as it is.

@@ -68,12 +68,6 @@ def test_a_local_profile_refuses_a_fabric_it_would_ignore():
         simfs.load_system(DISK, {"fabric.blocking_factor": 2})
 
 
-@pytest.mark.parametrize(("command", "message"), [("ior -F -t 1m -b 4m -w -z", "-z: random offsets")])
-def test_the_simulator_refuses_runner_only_options(command, message):
-    with pytest.raises(WorkloadError, match=message):
-        simfs.simulate("crtdc-lfs3", command)
-
-
 def test_intra_phase_barriers_and_the_reorder_distance():
     workload = simfs.parse_workload("ior -F -t 1m -b 4m -w -r -C -Q 2 -g")
     assert workload.intra_phase_barriers and workload.phases[1].task_offset == 2

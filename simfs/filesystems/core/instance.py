@@ -30,12 +30,13 @@ import numpy as np
 from simfs.engine import FluidNetwork, Path, Resource
 from simfs.engine.resource import combine_load_models
 from simfs.filesystems.core.layout import Layout, TargetAllocator
+from simfs.filesystems.core.locking import PAGE_BYTES
 from simfs.filesystems.core.metadata import MetadataService
 from simfs.filesystems.core.request_io import RequestIo
 from simfs.filesystems.core.system import FileSystem
 from simfs.hardware import ClientNode, ClientSpec, HddSpec, LinkSpec, Server, SsdSpec, SwitchSpec
 from simfs.hardware.controller import PrefetchThrash
-from simfs.hardware.hdd import SeekThrashing
+from simfs.hardware.hdd import SeekThrashing, random_request_cost
 from simfs.hardware.incast import incast_goodput_factor
 
 
@@ -209,6 +210,7 @@ class FileSystemInstance:
         call_bytes: float | None = None,
         fetch_fraction: float = 1.0,
         disk_fraction: float = 1.0,
+        random: bool = False,
     ) -> Path:
         """The path of a rank's data on ``node``; ``stripe_share`` sums to 1.
 
@@ -223,7 +225,8 @@ class FileSystemInstance:
         per-call core time, ``call_overhead``).  Reads of data other ranks read too move
         only ``fetch_fraction`` of the rank's bytes over the network (the rest comes from
         the node's page cache) and read ``disk_fraction`` of those from the drives (the
-        rest from the servers' cache).
+        rest from the servers' cache).  ``random``: the requests go to offsets in no
+        order (IOR ``-z``), so each costs a drive's repositioning.
         """
         client = self.clients[node]
         path: list[tuple[Resource, float]] = []
@@ -243,7 +246,7 @@ class FileSystemInstance:
             if self.group_uplinks:
                 path.append((self.group_uplinks[node // self.system.client_group_size], sent))
         threads = self.system.server.thread_cost_per_byte(request) if self.system.mechanisms["oss_threads"] else 0.0
-        target_cost, target_mechanism = self.target_cost_and_mechanism(op, request)
+        target_cost, target_mechanism = self.target_cost_and_mechanism(op, request, random=random)
         target_weight = target_cost * sent * disk_fraction
         server_share: dict[int, float] = defaultdict(float)
         for target, share in self._placements(layout, stripe_share, op):
@@ -349,13 +352,17 @@ class FileSystemInstance:
         """
         return self.target_cost_and_mechanism(op, request_bytes)[0]
 
-    def target_cost_and_mechanism(self, op: str, request_bytes: float) -> tuple[float, str]:
+    def target_cost_and_mechanism(self, op: str, request_bytes: float, *, random: bool = False) -> tuple[float, str]:
         """:meth:`target_cost` and the mechanisms that raised it above the plain cost
         (``"raid_parity"``, ``"ssd_iops+ssd_write_cliff"``; ``""``: none), named beside
-        a target that limits the flow."""
+        a target that limits the flow.  ``random`` requests (IOR ``-z``) on HDDs each pay
+        a reposition (:func:`~simfs.hardware.hdd.random_request_cost`, the ``hdd_seek``
+        mechanism)."""
         target, mechanisms = self.system.target, self.system.mechanisms
         cost = 1.0 if op == "write" else self.target_read_weight
         factors = []
+        if random and isinstance(target.drive, HddSpec) and mechanisms["hdd_seek"]:
+            factors.append(("hdd_seek", random_request_cost(target.drive, target.drive_request_bytes(request_bytes))))
         if op == "write" and mechanisms["raid_parity"]:
             factors.append(("raid_parity", target.write_cost(request_bytes)))
         if isinstance(target.drive, SsdSpec):
@@ -408,14 +415,24 @@ class FileSystemInstance:
         transfer_size_bytes: int,
         readers_on_node: int = 1,
         node: int = 0,
+        random: bool = False,
     ) -> RateCap:
-        """The tightest per-rank cap and its reason."""
+        """The tightest per-rank cap and its reason.  A read at ``random`` offsets (IOR
+        ``-z``) gets no read-ahead: like an O_DIRECT transfer, each waits for its own
+        request (of at least a page), and on HDDs for the drive's repositioning."""
         t = self.system.io
         caps = []
-        if direct:
+        if direct or (random and op == "read"):
             # One request in flight: each costs the round trip plus its own transfer.
-            per_request = t.rpc_latency_s + transfer_size_bytes / self.lone_request_Bps(node, op)
-            caps.append(RateCap(transfer_size_bytes / per_request, "direct-io-latency"))
+            request = transfer_size_bytes if direct else max(transfer_size_bytes, PAGE_BYTES)
+            per_request = t.rpc_latency_s + request / self.lone_request_Bps(node, op)
+            drive = self.system.target.drive
+            if random and isinstance(drive, HddSpec) and self.system.mechanisms["hdd_seek"]:
+                per_request += drive.positioning_s
+            reason = "direct-io-latency" if direct else "random-read-latency"
+            caps.append(RateCap(transfer_size_bytes / per_request, reason))
+            if not direct:
+                caps.append(RateCap(self.core_Bps(node, op, transfer_size_bytes), "client-core"))
         else:
             caps.append(RateCap(self.core_Bps(node, op, transfer_size_bytes), "client-core"))
             caps.append(RateCap(self.rpc_window_Bps(stripe_share), "rpc-window"))
