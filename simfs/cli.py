@@ -1017,7 +1017,18 @@ def _validate_live(args: argparse.Namespace) -> int:
 
 #: The tools ``--workload`` takes (``simfs.workloads``; kept here so ``--help`` imports
 #: nothing; a test checks the two agree).
-WORKLOAD_TOOLS = ("dd", "ior", "mdtest", "bonnie++", "obdfilter-survey", "access-class", "benchio", "fio", "io500")
+WORKLOAD_TOOLS = (
+    "dd",
+    "ior",
+    "mdtest",
+    "bonnie++",
+    "obdfilter-survey",
+    "access-class",
+    "benchio",
+    "fio",
+    "darshan",
+    "io500",
+)
 
 #: What each kind of output file may end in (the writers choose the format by suffix).
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")

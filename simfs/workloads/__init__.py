@@ -1,5 +1,5 @@
 """Workloads: command-line parsers (dd, IOR, mdtest, bonnie++, obdfilter-survey, benchio,
-the seed 001 access classes) producing one shared WorkloadSpec."""
+fio, the seed 001 access classes) and Darshan logs, producing one shared WorkloadSpec."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from simfs.errors import WorkloadError
 from simfs.workloads.access_class import parse_access_class
 from simfs.workloads.benchio import parse_benchio
 from simfs.workloads.bonnie import parse_bonnie
+from simfs.workloads.darshan import parse_darshan
 from simfs.workloads.dd import parse_dd
 from simfs.workloads.fio import parse_fio
 from simfs.workloads.ior import parse_ior
@@ -26,6 +27,7 @@ _PARSERS = {
     "benchio": parse_benchio,
     "benchio.x": parse_benchio,
     "fio": parse_fio,
+    "darshan": parse_darshan,
 }
 
 
@@ -63,6 +65,7 @@ __all__ = [
     "parse_access_class",
     "parse_benchio",
     "parse_bonnie",
+    "parse_darshan",
     "parse_dd",
     "parse_fio",
     "parse_ior",
