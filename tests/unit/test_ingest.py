@@ -98,6 +98,28 @@ def test_iozone_children_see_throughput():
     assert frame["ppn"].iloc[0] == 4
 
 
+def test_iozone_automatic_mode_reads_every_cell_under_its_column():
+    frame = read_measurements(DATA / "iozone-auto.txt")
+    # 7 record lengths x 13 tests; the first row as iozone printed it (kB/s of 1024 B).
+    assert len(frame) == 7 * 13 and set(frame["metric"]) == {"agg_bw"}
+    first = frame[frame["source"].str.endswith(":29")]
+    assert list(first["phase"]) == [
+        "write", "rewrite", "read", "reread", "random_read", "random_write", "reverse_read",
+        "record_rewrite", "stride_read", "fwrite", "frewrite", "fread", "freread",
+    ]  # fmt: skip
+    assert first["value"].iloc[0] == 1138055 * 1024 and first["value"].iloc[-1] == 6669706 * 1024
+    assert settings_of(first.iloc[0]) == {"file_size_bytes": 4096 * 1024, "record_bytes": 4 * 1024}
+    assert frame["tool_version"].iloc[0] == "3.489" and frame["ppn"].iloc[0] == 1
+    # -i 0 -i 2: only write, rewrite and the random tests ran; their columns are the ones read.
+    selected = read_measurements(DATA / "iozone-auto-selected.txt")
+    assert set(selected["phase"]) == {"write", "rewrite", "random_read", "random_write"}
+    assert selected[selected["phase"] == "random_write"]["value"].iloc[-1] == 18763275 * 1024
+    # -O: operations per second, two file sizes.
+    ops = read_measurements(DATA / "iozone-auto-ops.txt")
+    assert set(ops["metric"]) == {"ops_rate"} and len(ops) == 10 * 4
+    assert {settings_of(row)["file_size_bytes"] for _, row in ops.iterrows()} == {1 << 20, 2 << 20}
+
+
 def test_io500_results_and_invalid_flag():
     frame = read_measurements(DATA / "io500-result_summary.txt")
     easy = frame[frame["phase"] == "ior-easy-write"].iloc[0]

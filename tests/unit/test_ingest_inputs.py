@@ -166,6 +166,21 @@ BAD_VALUES = [
     ),
     (
         "iozone.txt",
+        edited("iozone-auto.txt", "  2882138", "        0"),
+        r"iozone\.txt:29: rewrite at 4096 kB, record 4 kB: expected a positive finite number, got 0\.0",
+    ),
+    (
+        "iozone.txt",
+        edited("iozone-auto.txt", "  2882138", "      nan"),
+        r"iozone\.txt:29: rewrite at 4096 kB, record 4 kB: expected a positive finite number, got nan",
+    ),
+    (
+        "iozone.txt",
+        edited("iozone-auto.txt", "  6669706", "  6669706      17"),
+        r"iozone\.txt:29: iozone value '17' is under no test's column",
+    ),
+    (
+        "iozone.txt",
         edited("iozone-throughput.txt", "2950211.62", "2.9.5"),
         r"iozone\.txt:24: initial writers throughput: expected a number, got '2\.9\.5'",
     ),
