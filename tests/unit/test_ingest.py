@@ -82,6 +82,21 @@ def test_bonnie_csv_skips_plus_fields():
     assert "rewrite" not in phases  # "+++++": too fast to time, no measurement
 
 
+def test_bonnie_formats_196_and_197_have_every_field_two_places_earlier(tmp_path):
+    # bonnie-1.97.csv is bonnie-small.csv's line without the two fields format 1.98 added.
+    new = read_measurements(DATA / "bonnie-small.csv")
+    old = read_measurements(DATA / "bonnie-1.97.csv")
+    columns = ["phase", "metric", "value"]
+    assert len(old) == len(new) == 3 and old[columns].equals(new[columns])
+    one_nine_six = tmp_path / "b196.csv"
+    one_nine_six.write_text((DATA / "bonnie-1.97.csv").read_text().replace("1.97,1.97,", "1.96,1.96,"))
+    assert read_measurements(one_nine_six)[columns].equals(new[columns])
+    short = tmp_path / "short.csv"
+    short.write_text(",".join((DATA / "bonnie-1.97.csv").read_text().split(",")[:30]) + "\n")
+    with pytest.raises(SimfsError, match=r"short\.csv:1: bonnie\+\+ CSV format 1\.97 line has 30 fields, expected"):
+        read_measurements(short)
+
+
 def test_obdfilter_survey_as_published():
     frame = read_measurements(ROOT / "calibration" / "xyratex-cs6000" / "obdfilter-survey.txt")
     write = frame[(frame["phase"] == "write") & (frame["metric"] == "ost_bw")]
