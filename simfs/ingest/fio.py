@@ -1,9 +1,12 @@
-"""fio ``--output-format=json`` (fio 3.x).
+"""fio ``--output-format=json`` (fio 3.x and 2.x).
 
 Per job and direction: ``bw_bytes`` (B/s) -> ``agg_bw``, ``iops``, and the completion
-latency ``clat_ns`` mean and percentiles (ns -> s).  fio 2.x wrote latencies in
-microseconds under ``clat``/``lat`` and had no ``bw_bytes``; such files are refused with
-a message rather than read with a guessed unit.  A job fio reports an ``error`` for, and
+latency ``clat_ns`` mean and percentiles (ns -> s).  fio 2.x wrote ``bw`` in KiB/s,
+latencies in microseconds under ``clat`` and ``io_bytes`` in KiB (until 2.21): read with
+those units, taken from fio's ``stat.c`` of those releases (:func:`_units`).  fio 2.2 and
+older print no job options in their JSON: a job's clones reported one by one are then the
+entries of its name, and a ``group_reporting`` entry's process count is left empty
+(``ppn``; a manifest can give it).  A job fio reports an ``error`` for, and
 a rate, count or time that is negative, zero (with bytes moved), NaN or infinite, is an
 error naming the file and the JSON path of the field (``jobs[0].write.bw_bytes``).
 
@@ -31,6 +34,7 @@ import math
 import re
 import shlex
 from collections import Counter
+from dataclasses import dataclass
 
 from simfs.ingest.common import fail, json_number, json_positive
 from simfs.ingest.context import FileContext
@@ -153,12 +157,16 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 f"{path}.error: fio reported error {job['error']} for job {job.get('jobname')!r}: "
                 "the numbers of a failed job are not a measurement",
             )
-        numjobs_text = options.get("numjobs", "1")
+        entries = clones[(job.get("jobname"), job.get("groupid"))]
+        # fio 2.x before job options were printed (2.2.10 has none): the clones reported one
+        # by one are the entries of a name; a group_reporting entry's count is unknown.
+        numjobs_text = options.get("numjobs", "1" if options or entries == 1 else str(entries))
         if not numjobs_text.isdigit() or int(numjobs_text) < 1:
             raise fail(origin, None, f"{path}.job options.numjobs: expected a positive integer, got {numjobs_text!r}")
         numjobs = int(numjobs_text)
-        per_clone = numjobs > 1 and clones[(job.get("jobname"), job.get("groupid"))] == numjobs
-        command = fio_command(options) if options else context.workload
+        per_clone = numjobs > 1 and entries == numjobs
+        processes = numjobs if options or per_clone else None
+        command = fio_command(options) if options else context.workload or f"fio --name={job.get('jobname')}"
         for direction in ("read", "write", "trim"):
             stats = job.get(direction)
             where = f"{path}.{direction}"
@@ -174,20 +182,15 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             io_bytes, total_ios = counts["io_bytes"], counts["total_ios"]
             if not io_bytes and not total_ios:
                 continue
-            if "bw_bytes" not in stats or "clat_ns" not in stats:
-                if "clat" in stats or "lat" in stats:
-                    raise fail(
-                        origin,
-                        None,
-                        f"{version} JSON has microsecond latency keys ('clat') and no 'bw_bytes'; "
-                        "simfs reads fio >= 3.0 JSON (bw_bytes, clat_ns)",
-                    )
-                raise fail(origin, None, f"{where}: no 'bw_bytes'/'clat_ns': not fio 3.x JSON")
+            units = _units(stats, version, origin, where)
+            if units.kib_counts:
+                io_bytes *= 1024
             runtime_ms = json_number(stats.get("runtime"), origin, f"{where}.runtime")
             if runtime_ms == 0:
                 raise fail(origin, None, f"{where}.runtime: 0 ms: the job ran shorter than fio's clock resolution")
             json_positive(runtime_ms, origin, f"{where}.runtime")
-            bandwidth = json_positive(stats["bw_bytes"], origin, f"{where}.bw_bytes")
+            bandwidth = json_positive(stats[units.bandwidth_key], origin, f"{where}.{units.bandwidth_key}")
+            bandwidth *= units.bandwidth_scale
             iops = json_positive(stats.get("iops"), origin, f"{where}.iops")
             equivalent, _ = ior_equivalent(options, direction)
             expected = _size(options.get("size", "")) or 0
@@ -199,7 +202,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 phase=direction,
                 workload=equivalent or command,
                 nodes=context.nodes or 1,
-                ppn=context.ppn or numjobs,
+                ppn=context.ppn or processes,
                 settings=dict(context.settings),
                 system=context.system,
                 uncertainty=context.uncertainty,
@@ -207,23 +210,46 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             metric = "rank_bw" if per_clone else "agg_bw"
             measurements.append(Measurement(metric=metric, value=bandwidth, **common))
             measurements.append(Measurement(metric="iops", value=iops, **common))
-            clat = stats["clat_ns"]
+            clat = stats[units.clat_key]
             if not isinstance(clat, dict):
-                raise fail(origin, None, f"{where}.clat_ns: expected an object")
+                raise fail(origin, None, f"{where}.{units.clat_key}: expected an object")
             if not clat.get("N", 1):
                 continue  # latencies not sampled (disable_clat): no latency measurement
-            mean = json_positive(clat.get("mean"), origin, f"{where}.clat_ns.mean")
-            measurements.append(Measurement(metric="clat_mean", value=mean * 1e-9, **common))
+            mean = json_positive(clat.get("mean"), origin, f"{where}.{units.clat_key}.mean")
+            measurements.append(Measurement(metric="clat_mean", value=mean * units.clat_scale, **common))
             percentiles = clat.get("percentile", {})
             if not isinstance(percentiles, dict):
-                raise fail(origin, None, f"{where}.clat_ns.percentile: expected an object")
+                raise fail(origin, None, f"{where}.{units.clat_key}.percentile: expected an object")
             for key, metric in _PERCENTILES.items():
                 if key in percentiles:
-                    value = json_positive(percentiles[key], origin, f"{where}.clat_ns.percentile.{key}")
-                    measurements.append(Measurement(metric=metric, value=value * 1e-9, **common))
+                    value = json_positive(percentiles[key], origin, f"{where}.{units.clat_key}.percentile.{key}")
+                    measurements.append(Measurement(metric=metric, value=value * units.clat_scale, **common))
     if not measurements:
         raise fail(origin, None, "fio JSON has no job with I/O")
     return measurements
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Where a direction's numbers are and what they count, by fio version."""
+
+    bandwidth_key: str
+    bandwidth_scale: float
+    clat_key: str
+    clat_scale: float
+    kib_counts: bool
+
+
+def _units(stats: dict, version: str, origin: str, where: str) -> _Units:
+    """fio 3.x: ``bw_bytes`` (B/s), ``clat_ns`` (ns).  fio 2.x (``stat.c``'s
+    ``add_ddir_status_json`` in every 2.x release): ``bw`` is the byte rate over 1024
+    (KiB/s, whatever ``kb_base``), ``clat`` in microseconds, and ``io_bytes`` KiB until
+    ``io_kbytes`` appeared beside it (fio 2.21 on), bytes after."""
+    if "bw_bytes" in stats and "clat_ns" in stats:
+        return _Units("bw_bytes", 1.0, "clat_ns", 1e-9, False)
+    if version.startswith("fio-2.") and "bw" in stats and "clat" in stats:
+        return _Units("bw", 1024.0, "clat", 1e-6, "io_kbytes" not in stats)
+    raise fail(origin, None, f"{where}: neither fio 3.x keys (bw_bytes, clat_ns) nor fio 2.x ones (bw, clat)")
 
 
 def fio_command(options: dict[str, str]) -> str:

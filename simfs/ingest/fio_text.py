@@ -1,4 +1,4 @@
-"""fio's normal (text) output, fio 3.x::
+"""fio's normal (text) output, fio 3.x and 2.x::
 
     seqwrite: (groupid=0, jobs=1): err= 0: pid=13803: Tue Nov 24 23:52:45 2026
       write: IOPS=307, BW=308MiB/s (323MB/s)(32.0MiB/104msec); 0 zone resets
@@ -18,6 +18,13 @@ way.  A job with ``err=`` other than 0 is an error.  The text does not say a job
 line does give (``fio --name=seqwrite --rw=write --bs=1024KiB --ioengine=psync
 --iodepth=1``), which simfs does not simulate: fio's JSON (``--output-format=json``) says
 everything, and a file with both (``--output-format=normal,json``) is read as JSON.
+
+fio 2.x prints each direction as ``read : io=65536KB, bw=66065KB/s, iops=16516, runt=
+992msec`` (``stat.c``'s ``show_ddir_status``): the bandwidth in fio's ``num2str`` units,
+whose K, M, G are powers of 1024 with fio's default ``kb_base=1024`` (a run with
+``kb_base=1000`` prints the same letters for powers of 1000 and is read as 1024s: the text
+does not say which), the IOPS with K, M for powers of 1000; a ``mixed`` direction
+(``unified_rw_reporting``) is read as it is named.
 """
 
 from __future__ import annotations
@@ -32,9 +39,21 @@ from simfs.ingest.measurements import Measurement
 from simfs.units import BINARY_UNITS
 
 _HEADER = re.compile(r"^(\S(?:.*\S)?): \(groupid=(\d+), jobs=(\d+)\): err=\s*(-?\d+)", re.M)
-_JOB_LINE = re.compile(r"^(\S(?:.*\S)?): \(g=(\d+)\): rw=(\w+), bs=\(R\) (\S+?)-\S+, .*ioengine=(\w+), iodepth=(\d+)")
+# fio 3.x: "bs=(R) 1024KiB-1024KiB, (W) ..."; fio 2.x: "bs=1M-1M/1M-1M/1M-1M".
+_JOB_LINE = re.compile(
+    r"^(\S(?:.*\S)?): \(g=(\d+)\): rw=(\w+), bs=(?:\(R\) )?(\S+?)-\S+, .*ioengine=(\w+), iodepth=(\d+)"
+)
 _DIRECTION = re.compile(r"^\s+(read|write|trim): IOPS=([\d.]+)([kM]?), BW=([\d.]+)(B|KiB|MiB|GiB|TiB)/s ")
-_DIRECTION_START = re.compile(r"^\s+(read|write|trim): ")
+# fio 2.x (stat.c show_ddir_status): "  read : io=65536KB, bw=66065KB/s, iops=16516, runt=   992msec";
+# 2.0 put a space before the comma after iops.
+_DIRECTION_2 = re.compile(
+    r"^\s+(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+)(B|KB|MB|GB|TB|PB)/s, iops=([\d.]+)([KMG]?)\s*, "
+    r"runt=\s*\d+msec"
+)
+_DIRECTION_START = re.compile(r"^\s+(read|write|trim|mixed)\s*: ")
+#: fio 2.x's bandwidth units: num2str with its default kb_base=1024 (K, M, G... are powers of 1024).
+_FIO2_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40, "PB": 1 << 50}
+_FIO2_SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 _CLAT = re.compile(r"^\s+clat \((nsec|usec|msec|sec)\): .*avg=\s*([\d.]+)([kM]?),")
 _PERCENTILES = re.compile(r"^\s+clat percentiles \((nsec|usec|msec|sec)\):")
 _PERCENTILE = re.compile(r"(\d+\.\d+)th=\[\s*(\d+)\]")
@@ -77,12 +96,20 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         if not entries:
             continue
         direction = _DIRECTION.match(line)
-        if direction is None and _DIRECTION_START.match(line):
-            raise fail(origin, number, f"not a fio result line (IOPS=..., BW=...): {line.strip()[:80]!r}")
+        old_style = _DIRECTION_2.match(line) if direction is None else None
+        if direction is None and old_style is None and _DIRECTION_START.match(line):
+            raise fail(
+                origin, number, f"not a fio result line (IOPS=..., BW=... or io=..., bw=...): {line.strip()[:80]!r}"
+            )
         if direction:
             iops = positive_number(direction[2], origin, number, "IOPS") * _SUFFIX[direction[3]]
             bandwidth = positive_number(direction[4], origin, number, "BW") * BINARY_UNITS[direction[5]]
             entries[-1].directions.append({"op": direction[1], "line": number, "bw": bandwidth, "iops": iops})
+            continue
+        if old_style:
+            bandwidth = positive_number(old_style[2], origin, number, "bw") * _FIO2_UNITS[old_style[3]]
+            iops = positive_number(old_style[4], origin, number, "iops") * _FIO2_SUFFIX[old_style[5]]
+            entries[-1].directions.append({"op": old_style[1], "line": number, "bw": bandwidth, "iops": iops})
             continue
         if not entries[-1].directions:
             continue

@@ -193,7 +193,6 @@ def test_manifest_gives_dd_its_context(tmp_path):
     "name, message",
     [
         ("bad/ior-truncated.json", r"ior-truncated\.json:\d+: truncated or invalid IOR JSON"),
-        ("bad/fio2-usec.json", r"fio2-usec\.json: fio-2\.2\.10 JSON has microsecond latency keys"),
         ("bad/obdfilter-error.txt", r"obdfilter-error\.txt:1: obdfilter-survey reported ERROR for rewrite"),
         ("bad/dd-enospc.txt", r"dd-enospc\.txt:4: not a dd summary line"),
     ],
@@ -472,6 +471,34 @@ def test_fio_normal_text_alone():
         frame["workload"].iloc[0]
         == "fio --name=seqwrite --rw=write --bs=1024KiB --ioengine=psync --iodepth=1 --numjobs=2"
     )
+
+
+def test_fio_2_text_and_json_read_in_fio_2_units():
+    # fio 2.2.10 (built here from axboe/fio), the same job file as fio-normal.txt's.
+    text = read_measurements(DATA / "fio2-normal.txt")
+    bandwidth = text[text["metric"].isin(["rank_bw", "agg_bw"])]
+    assert list(bandwidth["metric"]) == ["rank_bw", "rank_bw", "agg_bw"]
+    # "bw=1185.2MB/s": fio 2's num2str with kb_base=1024.
+    assert list(bandwidth["value"]) == [1185.2 * MIB, 1185.2 * MIB, 2285.8 * MIB]
+    assert set(text["ppn"]) == {2}
+    assert text["workload"].iloc[0] == "fio --name=seqwrite --rw=write --bs=1M --ioengine=psync --iodepth=1 --numjobs=2"
+    # "io=65536KB, bw=66065KB/s, ... runt=   992msec": the rate is io over runt, in KiB.
+    randread = read_measurements(DATA / "fio2-randread.txt").set_index("metric")["value"]
+    assert randread["agg_bw"] == 66065 * 1024 == pytest.approx(65536 * 1024 / 0.992, rel=1e-5)
+    assert randread["iops"] == 16516 and randread["clat_mean"] == pytest.approx(59.90e-6)
+    assert randread["clat_p99"] == pytest.approx(89e-6)
+    # The JSON of another run of the same jobs: bw in KiB/s, clat in microseconds.
+    document = json.loads((DATA / "fio2.json").read_text())
+    first = document["jobs"][0]["write"]
+    frame = read_measurements(DATA / "fio2.json")
+    row = frame[(frame["metric"] == "rank_bw")].iloc[0]
+    assert row["value"] == first["bw"] * 1024
+    assert row["value"] == pytest.approx(first["io_bytes"] * 1024 * 1000 / first["runtime"], rel=1e-3)
+    clat = frame[frame["metric"] == "clat_mean"]["value"].iloc[0]
+    assert clat == pytest.approx(first["clat"]["mean"] * 1e-6)
+    # fio 2.2 prints no job options: seqread's group_reporting entry has no process count.
+    assert frame[frame["phase"] == "read"]["ppn"].isna().all()
+    assert set(frame[frame["phase"] == "write"]["ppn"]) == {2}
 
 
 def test_fio_text_with_an_error_is_refused(tmp_path):
