@@ -31,6 +31,21 @@ def test_the_file_system_is_named_by_the_folder_or_the_system_information(tmp_pa
     assert study.stated_counts(scratch, "oss.count") == {"oss.count": 12}
 
 
+def test_a_system_folder_or_a_product_name_can_say_the_file_system(tmp_path):
+    on_gcp = tmp_path / "e" / "Google" / "Exascaler-on-GCP" / "lgcp" / "2019" / "submission-99"
+    on_gcp.mkdir(parents=True)
+    assert study.file_system_type(on_gcp, tmp_path / "e") == ("lustre", "lgcp")
+    appliance = study.file_system_type(_submission(tmp_path / "f", "GS7K"), tmp_path / "f")
+    assert appliance == ("gpfs", "GS7K (gs7k: gpfs)")
+
+
+def test_a_partial_report_says_how_much_it_covers():
+    assert study.coverage(10, 80).startswith("10 of the 80 buildable submissions studied so far; the other 70")
+    assert study.coverage(80, 80) == "All 80 buildable submissions studied."
+    text = study.report(pd.DataFrame(), pd.DataFrame(), study.coverage(1, 2))
+    assert "1 of the 2 buildable submissions" in text
+
+
 def test_the_report_separates_fitted_predicted_and_unsimulated_phases():
     rows = pd.DataFrame(
         [
