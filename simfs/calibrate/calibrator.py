@@ -404,11 +404,12 @@ class ProfileCalibrator:
         self._check_fitted()
         return self.profile_.with_overrides(self.params_)
 
-    def predict(self, measurements: pd.DataFrame) -> pd.DataFrame:
-        """Predicted values for the simulatable rows of ``measurements`` (fitted parameters)."""
+    def predict(self, measurements: pd.DataFrame, overrides: dict[str, Any] | None = None) -> pd.DataFrame:
+        """Predicted values for the simulatable rows of ``measurements`` (fitted parameters,
+        and ``overrides`` on top: fields a study derives from them)."""
         self._check_fitted()
         points, _ = self._plan(measurements, self.profile_, warn=False)
-        fitted = self.fitted_profile()
+        fitted = self.fitted_profile().with_overrides(overrides or {})
         predictor = Predictor(system_from_profile(fitted), fitted)
         table = measurements.loc[[p.index for p in points]].copy()
         table["predicted"] = [predictor.predict(p) for p in points]
