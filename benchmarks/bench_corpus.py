@@ -36,18 +36,18 @@ Target (issue 19): at least 99% read, none wrong.  Usage::
 
 from __future__ import annotations
 
-import argparse
 import collections
 import re
 import sys
 import warnings
 from pathlib import Path
 
+from corpus_args import corpus_found, corpus_parser
+
 from simfs.ingest import read_file
 from simfs.ingest.common import MIB, IngestError
 from simfs.ingest.measurements import Measurement
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "io500"
 VERSION = re.compile(r"^IOR-(\S+?):? MPI Coordinated Test", re.M)
 MDTEST_VERSION = re.compile(r"^mdtest-(\S+) was launched with", re.M)
 # Written apart from the parser's pattern on purpose: a shared mistake would pass.
@@ -222,12 +222,10 @@ def check_io500(paths: list[Path]) -> tuple[dict[str, collections.Counter], coll
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser = corpus_parser(__doc__, "io500")
     parser.add_argument("--show-refused", type=int, default=5, metavar="N", help="list up to N refused files")
     args = parser.parse_args()
-    if not args.corpus.is_dir():
-        print(f"corpus not found at {args.corpus} (it is not part of a clone; pass --corpus)", file=sys.stderr)
+    if not corpus_found(args.corpus):
         return 2
     tools = {"IOR": (VERSION, check), "mdtest": (MDTEST_VERSION, check_mdtest)}
     counts = {tool: collections.defaultdict(collections.Counter) for tool in tools}

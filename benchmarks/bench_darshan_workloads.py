@@ -10,24 +10,20 @@ simulation on ``crtdc-lfs3`` at 1 node x 2 processes; the refusals are counted b
 
 from __future__ import annotations
 
-import argparse
 import collections
 import sys
 import warnings
-from pathlib import Path
+
+from corpus_args import corpus_found, corpus_parser
 
 import simfs
 from simfs.errors import SimfsError
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "darshan-logs"
-
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser = corpus_parser(__doc__, "darshan-logs")
     args = parser.parse_args()
-    if not args.corpus.is_dir():
-        print(f"corpus not found at {args.corpus} (it is not part of a clone; pass --corpus)", file=sys.stderr)
+    if not corpus_found(args.corpus):
         return 2
     outcomes: collections.Counter = collections.Counter()
     logs = sorted(args.corpus.rglob("*.darshan"))

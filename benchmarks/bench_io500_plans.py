@@ -19,18 +19,18 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import collections
 import re
 import sys
 from pathlib import Path
+
+from corpus_args import corpus_found, corpus_parser
 
 from simfs.errors import SimfsError
 from simfs.ingest.io500 import _command as harness_command
 from simfs.workloads import parse_workload
 from simfs.workloads.io500 import Io500Plan, parse_io500_script, read_io500_config
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "io500"
 SECTION = re.compile(r"^\[([\w-]+)\]\s*$")
 EXE = re.compile(r"^exe\s*=\s*(.*?)\s*$")
 STARTING = re.compile(r"^\[Starting\] (\w+)")
@@ -82,11 +82,9 @@ def compare(plan: Io500Plan, ran: dict[str, str], counts: collections.Counter, r
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser = corpus_parser(__doc__, "io500")
     args = parser.parse_args()
-    if not args.corpus.is_dir():
-        print(f"corpus not found at {args.corpus} (it is not part of a clone; pass --corpus)", file=sys.stderr)
+    if not corpus_found(args.corpus):
         return 2
     for kind in ("config.ini", "io500.sh"):
         files = collections.Counter()
