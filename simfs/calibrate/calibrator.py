@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import OptimizeResult, least_squares
 
-from simfs.calibrate.free import FreeParameter, declared_free_parameters
+from simfs.calibrate.free import FreeParameter, declared_free_parameters, followed_values
 from simfs.errors import SimfsError
 from simfs.filesystems import system_from_profile
 from simfs.ingest import fio
@@ -333,7 +333,7 @@ class ProfileCalibrator:
             self._evaluations += 1
             self.progress("fit", self._evaluations)
         overrides = {p.name: float(v) for p, v in zip(parameters, values)}
-        candidate = profile.with_overrides(overrides)
+        candidate = profile.with_overrides(overrides | followed_values(profile, overrides))
         predictor = Predictor(system_from_profile(candidate), candidate)
         return np.array([predictor.predict(point) for point in points])
 
@@ -401,15 +401,21 @@ class ProfileCalibrator:
             raise SimfsError("this calibrator is not fitted yet: call fit(measurements) first")
 
     def fitted_profile(self) -> Profile:
+        """The profile with the fitted values, and its ``[calibration.follow]`` fields moved with them."""
         self._check_fitted()
-        return self.profile_.with_overrides(self.params_)
+        return self.profile_.with_overrides(self.params_ | self.followed_)
 
-    def predict(self, measurements: pd.DataFrame, overrides: dict[str, Any] | None = None) -> pd.DataFrame:
-        """Predicted values for the simulatable rows of ``measurements`` (fitted parameters,
-        and ``overrides`` on top: fields a study derives from them)."""
+    @property
+    def followed_(self) -> dict[str, float]:
+        """The ``[calibration.follow]`` fields' values for the fitted parameters."""
+        self._check_fitted()
+        return followed_values(self.profile_, self.params_)
+
+    def predict(self, measurements: pd.DataFrame) -> pd.DataFrame:
+        """Predicted values for the simulatable rows of ``measurements`` (fitted parameters)."""
         self._check_fitted()
         points, _ = self._plan(measurements, self.profile_, warn=False)
-        fitted = self.fitted_profile().with_overrides(overrides or {})
+        fitted = self.fitted_profile()
         predictor = Predictor(system_from_profile(fitted), fitted)
         table = measurements.loc[[p.index for p in points]].copy()
         table["predicted"] = [predictor.predict(p) for p in points]

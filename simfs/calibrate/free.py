@@ -7,6 +7,11 @@ module is where the calibrator finds it.
 
 from __future__ import annotations
 
-from simfs.systems.free_parameters import FreeParameter, declared_free_parameters
+from simfs.systems.free_parameters import (
+    FreeParameter,
+    declared_followers,
+    declared_free_parameters,
+    followed_values,
+)
 
-__all__ = ["FreeParameter", "declared_free_parameters"]
+__all__ = ["FreeParameter", "declared_followers", "declared_free_parameters", "followed_values"]

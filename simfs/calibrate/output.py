@@ -43,6 +43,14 @@ def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], comm
     system = document["system"]
     system["name"] = f"{system['name']}-fitted"
     system["description"] = f"{system['description']} (calibrated by simfs calibrate)"
+    for name, value in calibrator.followed_.items():
+        table, key = _parent(document, name)
+        old = table[key]
+        was = old.trivia.comment.lstrip("# ").strip() if hasattr(old, "trivia") else ""
+        leader = calibrator.profile_.data["calibration"]["follow"][name]
+        item = tomlkit.item(float(f"{value:.4g}"))
+        item.comment(f"follows {leader} (calibration.follow), as fitted; was {old}: {was}")
+        table[key] = item
     calibration = document.setdefault("calibration", tomlkit.table())
     fitted = tomlkit.table()
     for parameter in calibrator.parameters_:

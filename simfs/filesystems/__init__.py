@@ -60,17 +60,18 @@ def _check_calibration(profile: Profile) -> None:
         return
     if not isinstance(table, dict):
         raise ProfileError(f"{profile.origin}: calibration: expected a table ([calibration.free] and its results)")
-    unknown = sorted(set(table) - {"free", "fitted", "fit"})
+    unknown = sorted(set(table) - {"free", "follow", "fitted", "fit"})
     if unknown:
         raise ProfileError(
-            f"{profile.origin}: calibration.{unknown[0]}: unknown table (expected calibration.free, "
-            "and calibration.fitted and calibration.fit as simfs calibrate writes them)"
+            f"{profile.origin}: calibration.{unknown[0]}: unknown table (expected calibration.free and "
+            "calibration.follow, and calibration.fitted and calibration.fit as simfs calibrate writes them)"
         )
-    if table.get("free"):
-        from simfs.systems.free_parameters import declared_free_parameters
+    if table.get("free") or table.get("follow"):
+        from simfs.systems.free_parameters import declared_followers, declared_free_parameters
 
         try:
             declared_free_parameters(profile)
+            declared_followers(profile)
         except ProfileError as exc:
             message = str(exc)
             raise ProfileError(

@@ -7,6 +7,14 @@ Declared in the profile::
 
 A field without a declaration keeps its datasheet value.  Bounds must be positive
 (parameters are fitted on a log scale: a rate is as likely to be off by x2 as by /2).
+
+A field no measurement informs may follow a free parameter in proportion::
+
+    [calibration.follow]
+    "mds.open_per_s" = "mds.create_per_s"   # an open costs about half a create
+
+It keeps its ratio to that parameter's value in the profile, whatever the fit gives the
+parameter: a faster fitted metadata server opens faster too.  Nothing more is fitted.
 """
 
 from __future__ import annotations
@@ -29,6 +37,35 @@ class FreeParameter:
             raise ProfileError(
                 f"calibration.free.{self.name}: bounds must satisfy 0 < lower < upper, got [{self.lower}, {self.upper}]"
             )
+
+
+def declared_followers(profile: Profile) -> dict[str, str]:
+    """``[calibration.follow]``: field -> the free parameter it follows."""
+    table = profile.data.get("calibration", {}).get("follow", {})
+    if not isinstance(table, dict):
+        raise ProfileError(f"{profile.origin}: calibration.follow: expected a table of field = free parameter")
+    free = profile.data.get("calibration", {}).get("free", {}) or {}
+    for field, leader in table.items():
+        where = f"{profile.origin}: calibration.follow.{field}"
+        if not isinstance(leader, str) or leader not in free:
+            raise ProfileError(f"{where}: expected the name of a [calibration.free] parameter, got {leader!r}")
+        if field in free:
+            raise ProfileError(f"{where}: a free parameter cannot also follow another")
+        for name in (field, leader):
+            value = profile.raw(name) if profile.has(name) else None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ProfileError(f"{where}: {name} must be a positive number in the profile, got {value!r}")
+    return dict(table)
+
+
+def followed_values(profile: Profile, values: dict[str, float]) -> dict[str, float]:
+    """The followers' values for free-parameter ``values``: each at its profile value times
+    its leader's change from the profile's value."""
+    return {
+        field: float(profile.raw(field)) * values[leader] / float(profile.raw(leader))
+        for field, leader in declared_followers(profile).items()
+        if leader in values
+    }
 
 
 def declared_free_parameters(profile: Profile, names: list[str] | None = None) -> list[FreeParameter]:

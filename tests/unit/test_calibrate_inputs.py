@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -284,3 +285,45 @@ def test_a_buffered_fio_read_is_left_out_where_simfs_would_read_the_page_cache(t
     with pytest.warns(UserWarning):
         tmpfs = ProfileCalibrator(str(live / "vm-tmpfs.toml"), bootstrap=0).fit(to_frame(rows[:1]))
     assert len(tmpfs.points_) == 1
+
+
+# -- 7. fields that follow a free parameter ([calibration.follow]) ---------------------------
+FOLLOWING = PROFILE + '\n[calibration.follow]\n"client.copy_write_Bps" = "client.copy_read_Bps"\n'
+
+
+def test_a_follower_keeps_its_ratio_to_the_fitted_parameter(tmp_path, capsys):
+    fitted = ProfileCalibrator(Profile.from_text(FOLLOWING, "tiny.toml"), bootstrap=0).fit(synthetic(2e8, 1.2e8))
+    # copy_write_Bps and copy_read_Bps are both 1e9 in the profile: the follower moves 1:1.
+    assert fitted.followed_ == {"client.copy_write_Bps": pytest.approx(fitted.params_["client.copy_read_Bps"])}
+    profile = fitted.fitted_profile()
+    assert profile.number("client.copy_write_Bps") == pytest.approx(fitted.params_["client.copy_read_Bps"])
+    # The calibrated profile says so beside the value.
+    source, out = tmp_path / "tiny.toml", tmp_path / "fitted.toml"
+    source.write_text(FOLLOWING)
+    data = tmp_path / "runs.csv"
+    rows = ["system,tool,workload,nodes,ppn,settings,over,phase,metric,value,unit,uncertainty,source"]
+    for row in synthetic(2e8, 1.2e8).itertuples():
+        rows.append(f"tiny,dd,{row.workload},{row.nodes},{row.ppn},,,{row.phase},agg_bw,{row.value},B/s,,synthetic")
+    data.write_text("\n".join(rows) + "\n")
+    assert main(calibrate(source, [data], out, "--bootstrap", "0")) == 0
+    capsys.readouterr()
+    text = out.read_text()
+    assert "follows client.copy_read_Bps (calibration.follow), as fitted" in text
+    written = tomllib.loads(text)["client"]
+    assert written["copy_write_Bps"] == pytest.approx(written["copy_read_Bps"], rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("follow", "message"),
+    [
+        ('"client.copy_write_Bps" = "client.nope"', "expected the name of a [calibration.free] parameter"),
+        ('"client.nope_Bps" = "client.copy_read_Bps"', "client.nope_Bps must be a positive number"),
+        ('"ost.hdd.sustained_Bps" = "client.copy_read_Bps"', "a free parameter cannot also follow another"),
+    ],
+)
+def test_a_wrong_follower_is_refused_when_the_profile_loads(tmp_path, follow, message):
+    from simfs.errors import ProfileError
+    from simfs.filesystems import system_from_profile
+
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        system_from_profile(Profile.from_text(PROFILE + f"\n[calibration.follow]\n{follow}\n", "tiny.toml"))

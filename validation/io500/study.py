@@ -69,14 +69,6 @@ MODELS = {
         "nsd_server.count",
     ),
 }
-#: Metadata rates no easy phase exercises (mdtest-easy never opens a file; mdtest-hard
-#: read opens and closes each one), tied to the fitted rate their generic value is
-#: reckoned from in the profile's own comments: each keeps its generic ratio to it, so a
-#: faster fitted server opens and closes faster too.  Nothing new is fitted.
-TIES = {
-    "lustre": {"mds.open_per_s": "mds.create_per_s", "mds.close_per_s": "mds.stat_per_s"},
-    "gpfs": {"metadata.open_per_s": "metadata.create_per_s", "metadata.close_per_s": "metadata.create_per_s"},
-}
 EASY = ("ior-easy-write", "ior-easy-read", "mdtest-easy-write", "mdtest-easy-stat", "mdtest-easy-delete")
 HARD = (
     "ior-hard-write",
@@ -206,7 +198,7 @@ def study_one(submission: Path, corpus: Path) -> tuple[list[dict], dict | None]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             calibrator = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5).fit(easy)
-            predicted = calibrator.predict(hard, tied_rates(profile, model, calibrator.params_))
+            predicted = calibrator.predict(hard)
     except Exception as exc:  # noqa: BLE001
         return [], {"submission": where, "file_system": name, "reason": f"calibration or prediction failed: {exc}"}
     cpu_s = time.process_time() - started
@@ -242,16 +234,6 @@ def study_one(submission: Path, corpus: Path) -> tuple[list[dict], dict | None]:
             }
         )
     return rows, None
-
-
-def tied_rates(profile, model: str, fitted: dict[str, float]) -> dict[str, float]:
-    """The :data:`TIES` of ``model`` for ``fitted`` parameters: each tied field at its
-    generic value times the fitted one's change from its generic value."""
-    return {
-        tied: profile.number(tied) * fitted[free] / profile.number(free)
-        for tied, free in TIES[model].items()
-        if free in fitted
-    }
 
 
 def coverage(studied: int, buildable: int) -> str:
