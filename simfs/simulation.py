@@ -325,10 +325,7 @@ class _Program:
         )
 
         if phase.stonewall_s:
-            kind = (
-                (RANDOM_READ if data_op == "read" else RANDOM_WRITE) if device else READ if data_op == "read" else WRITE
-            )
-            moved = yield from self._stonewalled(phase, size, full_path, cap.rate_Bps, tag, kind)
+            moved = yield from self._stonewalled(phase, size, full_path, cap.rate_Bps, tag, _kind(data_op, device))
             if self.workload.intra_phase_barriers:
                 yield self.barrier.wait()
             yield from self.fs.metadata.request(node, "close", _OPEN_CLOSE_TAG, directory=directory)
@@ -338,8 +335,7 @@ class _Program:
             stall = 0.0 if phase.random_offsets else self._readahead_restart_s(phase)
             if stall > 0:
                 yield self.env.timeout(stall)
-            kind = RANDOM_READ if device else READ
-            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=kind)
+            yield self.network.transfer(size, full_path, rate_cap=cap.rate_Bps, tag=tag, kind=_kind("read", device))
         elif phase.op == "rewrite":
             # Read a chunk, dirty it, write it back: the file once each way, at one pace.
             read_path = self.fs.data_path(
@@ -612,7 +608,7 @@ class _Program:
         absorbed = min(dirty, cached)  # of the write-back
         front = cached - absorbed  # of what the application writes through
         device = self._device_requests(phase, layout, share, node)
-        kind = RANDOM_WRITE if device else WRITE
+        kind = _kind("write", device)
         drives = fs.data_path(node, layout, share, "write", copy=False, network=False, **device)
         destage_tag = self.network.tag(f"{iteration}/{phase.label}/destage")
         if size - dirty - front > 0:
@@ -646,7 +642,7 @@ class _Program:
         window = fs.rpc_window_Bps(share)
         tag = self.network.tag(f"{iteration}/{phase.label}/rpc-window")
         device = self._device_requests(phase, layout, share, node)
-        kind = RANDOM_WRITE if device else WRITE
+        kind = _kind("write", device)
         if dirty > absorbed:
             path = fs.data_path(node, layout, share, "write", copy=False, **device)
             yield self.network.transfer(dirty - absorbed, path, rate_cap=window, tag=tag, kind=kind)
@@ -746,6 +742,14 @@ class _Program:
         else:
             per_stripe = layout.bytes_per_object(0, phase.bytes_per_rank)
         return per_stripe / per_stripe.sum()
+
+
+def _kind(op: str, device_requests: dict) -> int:
+    """The flow kind load models see: a read or a write, at random offsets when the
+    phase's requests reach the targets at random places (``_device_requests``)."""
+    if op == "read":
+        return RANDOM_READ if device_requests else READ
+    return RANDOM_WRITE if device_requests else WRITE
 
 
 def _survey_experiment(system: FileSystem, workload: WorkloadSpec, experiment: Experiment) -> Experiment:
