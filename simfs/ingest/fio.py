@@ -16,7 +16,9 @@ the group's (``agg_bw``); ``ppn`` is ``numjobs`` either way.
 
 What simfs simulates.  fio is not a tool simfs models, but a sequential job is the same
 I/O as an IOR run with a file per process, and such a job's ``workload`` is that IOR
-command (:func:`ior_equivalent`): ``rw=write`` or ``rw=read``, one ``bs`` (-> ``-t``),
+command (:func:`ior_equivalent`): ``rw=write`` or ``rw=read`` (``randwrite``,
+``randread``: IOR ``-z``, every block once in a random order, as fio's random map does
+by default), one ``bs`` (-> ``-t``),
 ``size`` (-> ``-b``, a multiple of ``bs``), ``numjobs`` (-> ``ppn``), ``direct=1`` (->
 ``--posix.odirect``), ``end_fsync=1`` or ``fsync_on_close=1`` (-> ``-e``), ioengine
 ``sync``, ``psync``, ``vsync``, ``pvsync``, ``pvsync2`` or ``libaio`` with
@@ -264,10 +266,14 @@ def ior_equivalent(options: dict[str, str], direction: str) -> tuple[str | None,
     if unmapped:
         return None, f"option {unmapped[0]}={options[unmapped[0]]} has no IOR equivalent in simfs"
     rw = options.get("rw", options.get("readwrite", "read"))  # fio's default is read
-    if rw not in ("read", "write"):
-        return None, f"rw={rw}: only sequential rw=read and rw=write jobs are simulated"
+    if rw not in ("read", "write", "randread", "randwrite"):
+        return None, f"rw={rw}: simulated are rw=read, write, randread and randwrite jobs (one direction each)"
+    # fio's random map (norandommap=0, its default) visits every block once in a random
+    # order, as IOR -z does; norandommap and other distributions are not mapped.
+    random = rw.startswith("rand")
+    rw = rw.removeprefix("rand")
     if direction != rw:
-        return None, f"a {direction} in a rw={rw} job"
+        return None, f"a {direction} in a rw={options.get('rw', options.get('readwrite'))} job"
     if options.get("kb_base", "1024") != "1024":
         return None, f"kb_base={options['kb_base']}: simfs reads fio sizes in powers of 1024 only"
     block_text = options.get("bs", options.get("blocksize", "4k"))  # fio's default bs is 4k
@@ -307,7 +313,7 @@ def ior_equivalent(options: dict[str, str], direction: str) -> tuple[str | None,
     fsync = rw == "write" and (_true(options.get("end_fsync", "0")) or _true(options.get("fsync_on_close", "0")))
     words = ["ior", "-a", "POSIX", "-F", "-w" if rw == "write" else "-r", "-t", _ior_size(transfer)]
     words += ["-b", _ior_size(size)]
-    words += ["-e"] * fsync + ["--posix.odirect"] * direct
+    words += ["-e"] * fsync + ["--posix.odirect"] * direct + ["-z"] * random
     return " ".join(words), None
 
 

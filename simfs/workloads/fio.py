@@ -3,7 +3,8 @@
 
 simfs runs a fio job as the IOR run that does the same I/O (the mapping of
 :func:`simfs.ingest.fio.ior_equivalent`, which the fio result reader uses too): a
-sequential ``rw=write`` or ``rw=read`` job, one ``bs``, a ``size`` that is a multiple of it,
+``rw=write``, ``read``, ``randwrite`` or ``randread`` job (random ones as IOR ``-z``: each
+block once in a random order, fio's random map), one ``bs``, a ``size`` that is a multiple of it,
 one call in flight per process (``ioengine`` sync, psync, vsync, pvsync, pvsync2, or
 libaio with ``iodepth=1``), a file per process, ``direct=1`` for O_DIRECT,
 ``end_fsync=1``/``fsync_on_close=1`` for an fsync inside the timed phase.  ``runtime=S``

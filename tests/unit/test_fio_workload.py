@@ -52,7 +52,8 @@ def test_command_line_jobs_and_runtime_as_a_deadline():
     ("command", "message"),
     [
         ("fio --name=w --rw=write --bs=1m --size=1g --numjobs=4", r"numjobs=4: .* use --ppn 4"),
-        ("fio --name=w --rw=randwrite --bs=1m --size=1g", r"rw=randwrite: only sequential"),
+        ("fio --name=w --rw=randrw --bs=1m --size=1g", r"rw=randrw: simulated are rw=read, write, randread"),
+        ("fio --name=w --rw=randwrite --bs=1m --size=1g --norandommap=1", r"norandommap=1 has no IOR equivalent"),
         ("fio --name=w --rw=write --bs=1m --size=1g --iodepth=8 --ioengine=libaio", r"iodepth=8"),
         ("fio --name=w --rw=write --bs=1m --size=1g --time_based --runtime=10", r"time_based"),
         ("fio --name=w --rw=write --bs=1m --size=1g --runtime=500ms", r"runtime=500ms: give whole seconds"),
