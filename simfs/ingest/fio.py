@@ -272,7 +272,7 @@ def ior_equivalent(options: dict[str, str], direction: str) -> tuple[str | None,
     # order, as IOR -z does; norandommap and other distributions are not mapped.
     random = rw.startswith("rand")
     rw = rw.removeprefix("rand")
-    if direction != rw:
+    if direction.removeprefix("rand") != rw:
         return None, f"a {direction} in a rw={options.get('rw', options.get('readwrite'))} job"
     if options.get("kb_base", "1024") != "1024":
         return None, f"kb_base={options['kb_base']}: simfs reads fio sizes in powers of 1024 only"

@@ -48,6 +48,14 @@ def test_command_line_jobs_and_runtime_as_a_deadline():
     assert result.phases["agg_bw_Bps"].iloc[0] > 0
 
 
+def test_a_random_fio_job_runs_as_ior_z():
+    spec = parse_workload("fio --name=r --rw=randread --bs=4k --size=256m --direct=1")
+    (phase,) = spec.phases
+    assert phase.op == "read" and phase.random_offsets and phase.direct and phase.transfer_size_bytes == 4096
+    result = simfs.simulate("crtdc-lfs5", spec, nodes=2, ppn=4)
+    assert result.phases["bottleneck"].iloc[0] == "direct-io-latency"
+
+
 @pytest.mark.parametrize(
     ("command", "message"),
     [
