@@ -56,7 +56,8 @@ def simulate_io500(system: FileSystem, plan: Io500Plan, experiment: Experiment, 
         result = simulation.run(system, spec, experiment, force=force)
         for note in result.notes:
             if note in spec.notes:  # what the command line leaves out: once for the run
-                notes.extend([note] if note not in notes else [])
+                if note not in notes:
+                    notes.append(note)
             else:  # a sampled phase: "file create: bounded by ..." under the IO500's name
                 notes.append(f"{phase.name}: {note.split(': ', 1)[1]}")
         row = result.phases.iloc[-1]  # each IO500 command runs one phase

@@ -26,31 +26,32 @@ def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], comm
         raise SimfsError("the source profile has no TOML text to annotate")
     document = tomlkit.parse(profile.text)
     summary = calibrator.summary_
+    verdict = {True: "", False: "; NOT IDENTIFIABLE from these data", None: "; identifiability not assessed"}
     for parameter in calibrator.parameters_:
-        value = calibrator.params_[parameter.name]
-        table, key = _parent(document, parameter.name)
-        old = table[key]
-        was = old.trivia.comment.lstrip("# ").strip() if hasattr(old, "trivia") else ""
-        item = tomlkit.item(float(f"{value:.4g}"))
-        verdict = {True: "", False: "; NOT IDENTIFIABLE from these data", None: "; identifiability not assessed"}
         flag = verdict[calibrator.identifiable_[parameter.name]]
-        item.comment(
-            f"fitted by simfs calibrate ({interval_text(calibrator, parameter.name)}{flag}); "
-            f"prior {parameter.prior:.4g}: {was}"
+        _replace(
+            document,
+            parameter.name,
+            calibrator.params_[parameter.name],
+            lambda old, was, parameter=parameter, flag=flag: (
+                f"fitted by simfs calibrate ({interval_text(calibrator, parameter.name)}{flag}); "
+                f"prior {parameter.prior:.4g}: {was}"
+            ),
         )
-        table[key] = item
 
     system = document["system"]
     system["name"] = f"{system['name']}-fitted"
     system["description"] = f"{system['description']} (calibrated by simfs calibrate)"
+    followers = calibrator.profile_.data.get("calibration", {}).get("follow", {})
     for name, value in calibrator.followed_.items():
-        table, key = _parent(document, name)
-        old = table[key]
-        was = old.trivia.comment.lstrip("# ").strip() if hasattr(old, "trivia") else ""
-        leader = calibrator.profile_.data["calibration"]["follow"][name]
-        item = tomlkit.item(float(f"{value:.4g}"))
-        item.comment(f"follows {leader} (calibration.follow), as fitted; was {old}: {was}")
-        table[key] = item
+        _replace(
+            document,
+            name,
+            value,
+            lambda old, was, leader=followers[name]: (
+                f"follows {leader} (calibration.follow), as fitted; was {old}: {was}"
+            ),
+        )
     calibration = document.setdefault("calibration", tomlkit.table())
     fitted = tomlkit.table()
     for parameter in calibrator.parameters_:
@@ -96,6 +97,17 @@ def interval_text(calibrator: ProfileCalibrator, name: str) -> str:
     """``95% interval 1.2e+08 to 1.3e+08``, or ``no interval`` without a bootstrap."""
     interval = calibrator.intervals_[name]
     return "no interval" if interval is None else f"95% interval {interval[0]:.3g} to {interval[1]:.3g}"
+
+
+def _replace(document, name: str, value: float, comment) -> None:
+    """Profile field ``name`` set to ``value`` in place, its comment ``comment(old value,
+    old comment)``: what it was and why it changed."""
+    table, key = _parent(document, name)
+    old = table[key]
+    was = old.trivia.comment.lstrip("# ").strip() if hasattr(old, "trivia") else ""
+    item = tomlkit.item(float(f"{value:.4g}"))
+    item.comment(comment(old, was))
+    table[key] = item
 
 
 def _parent(document, dotted: str):

@@ -158,7 +158,7 @@ class FluidNetwork:
         self._capacity = np.array([r.capacity for r in self._resources])
         self._load_dependent = [r for r in self._resources if r.load_model is not None]
         self._load_rows = np.array([r.index for r in self._load_dependent], dtype=np.int64)
-        # (flow count, reads, writes, nominal capacity) each load model last saw, and what
+        # (flow count, reads, writes, random flows, nominal capacity) each load model last saw, and what
         # it answered; -1 flows means never asked.
         self._load_key = np.full((len(self._load_dependent), 5), -1.0)
         self._load_capacity = self._capacity[self._load_rows].copy()

@@ -37,7 +37,7 @@ _SHIFT = {"1.98": 0, "1.97": -2, "1.96": -2}
 
 def looks_like(text: str) -> bool:
     first = text.lstrip().split("\n", 1)[0]
-    return first.startswith(("1.98,", "1.97,", "1.96,")) and first.count(",") >= 10
+    return first.startswith(tuple(f"{version}," for version in _SHIFT)) and first.count(",") >= 10
 
 
 def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:

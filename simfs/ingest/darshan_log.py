@@ -20,6 +20,8 @@ number presented as a measured one.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
 from typing import Any
 
 from simfs.ingest.common import MIB, fail
@@ -30,16 +32,32 @@ from simfs.ingest.measurements import Measurement
 _MODULES = {"POSIX": "POSIX", "MPI-IO": "MPIIO", "STDIO": "STDIO"}
 
 
-def parse_file(path: str, context: FileContext) -> list[Measurement]:
+def open_report(path: str, refuse: Callable[[str], Exception]) -> Any:
+    """The ``darshan.DarshanReport`` of ``path``, or ``refuse(why)`` raised: no darshan
+    package, no such file, or not a Darshan log.  Every Darshan log opens with its format
+    version (``3.41\\0...``): anything else is refused before the C library, which would
+    print its own complaint on stderr, sees it."""
     try:
         import darshan
-        from darshan.backend.cffi_backend import accumulate_records
     except ImportError:
-        raise fail(path, None, "reading Darshan logs needs the darshan package: pip install 'simfs[darshan]'") from None
+        raise refuse("reading Darshan logs needs the darshan package: pip install 'simfs[darshan]'") from None
     try:
-        report = darshan.DarshanReport(path, read_all=False)
+        with open(path, "rb") as log:
+            header = log.read(8)
+    except OSError as exc:
+        raise refuse(f"cannot read it ({exc.strerror})") from None
+    if not re.match(rb"\d\.\d\d\0", header):
+        raise refuse("not a readable Darshan log (no Darshan version header)")
+    try:
+        return darshan.DarshanReport(path, read_all=False)
     except Exception as exc:  # the C library reports corrupt logs in many ways
-        raise fail(path, None, f"not a readable Darshan log ({exc})") from None
+        raise refuse(f"not a readable Darshan log ({exc})") from None
+
+
+def parse_file(path: str, context: FileContext) -> list[Measurement]:
+    report = open_report(path, lambda why: fail(path, None, why))
+    from darshan.backend.cffi_backend import accumulate_records
+
     present = [module for module in _MODULES if module in report.modules]
     if not present:
         modules = ", ".join(sorted(report.modules)) or "none"

@@ -38,7 +38,7 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass
 
-from simfs.ingest.common import fail, json_number, json_positive
+from simfs.ingest.common import KIB, fail, json_number, json_positive
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
@@ -186,7 +186,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
                 continue
             units = _units(stats, version, origin, where)
             if units.kib_counts:
-                io_bytes *= 1024
+                io_bytes *= KIB
             runtime_ms = json_number(stats.get("runtime"), origin, f"{where}.runtime")
             if runtime_ms == 0:
                 raise fail(origin, None, f"{where}.runtime: 0 ms: the job ran shorter than fio's clock resolution")
@@ -250,7 +250,7 @@ def _units(stats: dict, version: str, origin: str, where: str) -> _Units:
     if "bw_bytes" in stats and "clat_ns" in stats:
         return _Units("bw_bytes", 1.0, "clat_ns", 1e-9, False)
     if version.startswith("fio-2.") and "bw" in stats and "clat" in stats:
-        return _Units("bw", 1024.0, "clat", 1e-6, "io_kbytes" not in stats)
+        return _Units("bw", float(KIB), "clat", 1e-6, "io_kbytes" not in stats)
     raise fail(origin, None, f"{where}: neither fio 3.x keys (bw_bytes, clat_ns) nor fio 2.x ones (bw, clat)")
 
 
@@ -265,15 +265,15 @@ def ior_equivalent(options: dict[str, str], direction: str) -> tuple[str | None,
     unmapped = sorted(set(options) - _MAPPED - _NEUTRAL)
     if unmapped:
         return None, f"option {unmapped[0]}={options[unmapped[0]]} has no IOR equivalent in simfs"
-    rw = options.get("rw", options.get("readwrite", "read"))  # fio's default is read
-    if rw not in ("read", "write", "randread", "randwrite"):
-        return None, f"rw={rw}: simulated are rw=read, write, randread and randwrite jobs (one direction each)"
+    job_rw = options.get("rw", options.get("readwrite", "read"))  # fio's default is read
+    if job_rw not in ("read", "write", "randread", "randwrite"):
+        return None, f"rw={job_rw}: simulated are rw=read, write, randread and randwrite jobs (one direction each)"
     # fio's random map (norandommap=0, its default) visits every block once in a random
     # order, as IOR -z does; norandommap and other distributions are not mapped.
-    random = rw.startswith("rand")
-    rw = rw.removeprefix("rand")
+    random = job_rw.startswith("rand")
+    rw = job_rw.removeprefix("rand")
     if direction.removeprefix("rand") != rw:
-        return None, f"a {direction} in a rw={options.get('rw', options.get('readwrite'))} job"
+        return None, f"a {direction} in a rw={job_rw} job"
     if options.get("kb_base", "1024") != "1024":
         return None, f"kb_base={options['kb_base']}: simfs reads fio sizes in powers of 1024 only"
     block_text = options.get("bs", options.get("blocksize", "4k"))  # fio's default bs is 4k

@@ -47,12 +47,12 @@ _DIRECTION = re.compile(r"^\s+(read|write|trim): IOPS=([\d.]+)([kM]?), BW=([\d.]
 # fio 2.x (stat.c show_ddir_status): "  read : io=65536KB, bw=66065KB/s, iops=16516, runt=   992msec";
 # 2.0 put a space before the comma after iops.
 _DIRECTION_2 = re.compile(
-    r"^\s+(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+)(B|KB|MB|GB|TB|PB)/s, iops=([\d.]+)([KMG]?)\s*, "
+    r"^\s+(read|write|trim|mixed)\s*: io=\S+, bw=([\d.]+)(B|KB|MB|GB|TB)/s, iops=([\d.]+)([KMG]?)\s*, "
     r"runt=\s*\d+msec"
 )
 _DIRECTION_START = re.compile(r"^\s+(read|write|trim|mixed)\s*: ")
 #: fio 2.x's bandwidth units: num2str with its default kb_base=1024 (K, M, G... are powers of 1024).
-_FIO2_UNITS = {"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40, "PB": 1 << 50}
+_FIO2_UNITS = {unit.replace("i", ""): size for unit, size in BINARY_UNITS.items() if unit.endswith("B")}
 _FIO2_SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 _CLAT = re.compile(r"^\s+clat \((nsec|usec|msec|sec)\): .*avg=\s*([\d.]+)([kM]?),")
 _PERCENTILES = re.compile(r"^\s+clat percentiles \((nsec|usec|msec|sec)\):")

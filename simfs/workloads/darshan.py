@@ -27,7 +27,6 @@ left out.  Reading a log needs the PyPI ``darshan`` package (``simfs[darshan]``)
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -125,23 +124,11 @@ def _phase(
 def _posix_records(path: Path) -> tuple[Any, Any, int, list[str]]:
     """The POSIX module's counters and fcounters (one row per record, same index), the
     job's process count and the modules the log has."""
-    try:
-        import darshan
-    except ImportError:
-        raise WorkloadError(
-            "darshan: reading Darshan logs needs the darshan package: pip install 'simfs[darshan]'"
-        ) from None
+    from simfs.ingest.darshan_log import open_report
+
     if not path.is_file():
         raise WorkloadError(f"darshan: {path}: no such file")
-    # Every Darshan log opens with its format version ("3.41\0..."); the C library prints
-    # its own complaint about anything else, so look first.
-    with path.open("rb") as log:
-        if not re.match(rb"\d\.\d\d\0", log.read(8)):
-            raise WorkloadError(f"darshan: {path}: not a readable Darshan log (no Darshan version header)")
-    try:
-        report = darshan.DarshanReport(str(path), read_all=False)
-    except Exception as exc:  # the C library reports corrupt logs in many ways
-        raise WorkloadError(f"darshan: {path}: not a readable Darshan log ({exc})") from None
+    report = open_report(str(path), lambda why: WorkloadError(f"darshan: {path}: {why}"))
     modules = list(report.modules)
     if "POSIX" not in modules:
         raise WorkloadError(f"darshan: {path}: no POSIX records (modules: {', '.join(modules) or 'none'})")

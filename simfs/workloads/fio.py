@@ -56,7 +56,7 @@ def parse_fio(args: list[str], command: str) -> WorkloadSpec:
             raise WorkloadError(f"{where}: time_based (rewinding the file until runtime) is not modelled")
         runtime = options.pop("runtime", "")
         options = {key: value for key, value in options.items() if key not in ("stonewall", "wait_for")}
-        # The job's own direction: ior_equivalent refuses any rw but read and write first.
+        # The job's own direction (randread: its read); ior_equivalent refuses other rw modes.
         ior, reason = ior_equivalent(options, options.get("rw", options.get("readwrite", "read")))
         if ior is None:
             raise WorkloadError(f"{where}: {reason}")

@@ -95,8 +95,9 @@ class Io500Phase:
 
 @dataclass(frozen=True)
 class Io500Plan:
-    """An IO500 run: the phases simfs simulates, in order, the stonewall, and one line
-    per phase of the harness it does not simulate."""
+    """An IO500 run: the phases simfs simulates, in order, the stonewall, and in
+    ``skipped`` one line per phase of the harness it does not simulate and per setting it
+    takes other than as written (as the harness took it: ``segmentCount`` as a 32-bit int)."""
 
     source: str
     stonewall_s: float

@@ -185,17 +185,15 @@ def _size(values: dict[str, str], name: str, default: str) -> tuple[int, tuple[s
     after its suffix letter (``-b 256gm``, in a real IO500 run: 256 GiB)."""
     text = values.get(name, default)
     try:
-        parse_ior_size(text)
-    except ValueError:
+        return parse_size("ior", f"{name} {text}", text), ()
+    except WorkloadError as refused:
         try:
             size = parse_ior_size(text, as_ior_reads=True)
         except ValueError:
             size = 0
-        if size > 0:
-            return size, (
-                f"ior {name} {text}: read as {format_bytes(size)}, as IOR reads it (the number and one letter)",
-            )
-    return parse_size("ior", f"{name} {text}", text), ()
+        if size <= 0:
+            raise refused from None
+    return size, (f"ior {name} {text}: read as {format_bytes(size)}, as IOR reads it (the number and one letter)",)
 
 
 def _count(values: dict[str, str], name: str, default: str) -> int:

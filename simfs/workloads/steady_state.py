@@ -94,9 +94,7 @@ def _sample(phase: PhaseSpec, ranks: int, request_level_writes: bool) -> tuple[P
         # IOR -z: each rank's transfers land anywhere in its own blocks.  Shrinking the
         # blocks would put the ranks' regions inside one lock unit; the first `keep` of
         # the rank's random order in one whole block keeps them apart, as they were.
-        sampled = phase.with_segments(1)
-        sampled = dataclasses.replace(sampled, transfer_limit=keep)
-        return sampled, (
+        return dataclasses.replace(phase.with_segments(1), transfer_limit=keep), (
             f"{phase.label}: bounded by {bound}, so its steady rate: simulated {keep:,} of {transfers:,} "
             "writes per rank (at random offsets in one block of each rank) through the lock manager"
         )

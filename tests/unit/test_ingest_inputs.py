@@ -433,3 +433,11 @@ def test_folders_that_cannot_be_listed(tmp_path, monkeypatch):
         read_measurements(tmp_path / "locked")  # the folder named: an error
     with pytest.raises(SimfsError, match=r"locked: cannot list the folder"):
         read_measurements(tmp_path, strict=True)
+
+
+def test_a_file_named_darshan_that_is_not_a_darshan_log_is_refused_before_the_library(tmp_path, capfd):
+    not_a_log = tmp_path / "job.darshan"
+    not_a_log.write_text("IOR-3.3.0: MPI Coordinated Test of Parallel I/O\n")
+    with pytest.raises(SimfsError, match=r"job\.darshan: not a readable Darshan log \(no Darshan version header\)"):
+        read_measurements(not_a_log)
+    assert capfd.readouterr().err == ""  # darshan's C library never saw it
