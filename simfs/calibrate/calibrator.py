@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import OptimizeResult, least_squares
 
-from simfs.calibrate.free import FreeParameter, declared_free_parameters, followed_values
+from simfs.calibrate.free import FreeParameter, declared_followers, declared_free_parameters, followed_values
 from simfs.errors import SimfsError
 from simfs.filesystems import system_from_profile
 from simfs.ingest import fio
@@ -407,9 +407,22 @@ class ProfileCalibrator:
 
     @property
     def followed_(self) -> dict[str, float]:
-        """The ``[calibration.follow]`` fields' values for the fitted parameters."""
+        """The ``[calibration.follow]`` fields' values for the fitted parameters (those whose
+        leader the fit did not find unidentifiable; see :attr:`held_followers_`)."""
         self._check_fitted()
-        return followed_values(self.profile_, self.params_)
+        return followed_values(self.profile_, self.params_, self._unidentified_leaders())
+
+    @property
+    def held_followers_(self) -> dict[str, str]:
+        """``[calibration.follow]`` fields kept at their profile value -> their leader, which
+        the fit found not identifiable: a value the data do not pin down (a create rate run
+        far past where the clients' round trips bind) would carry the follower with it."""
+        self._check_fitted()
+        held = self._unidentified_leaders()
+        return {field: leader for field, leader in declared_followers(self.profile_).items() if leader in held}
+
+    def _unidentified_leaders(self) -> frozenset[str]:
+        return frozenset(name for name, verdict in self.identifiable_.items() if verdict is False)
 
     def predict(self, measurements: pd.DataFrame) -> pd.DataFrame:
         """Predicted values for the simulatable rows of ``measurements`` (fitted parameters)."""

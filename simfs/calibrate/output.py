@@ -52,6 +52,15 @@ def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], comm
                 f"follows {leader} (calibration.follow), as fitted; was {old}: {was}"
             ),
         )
+    for name, leader in calibrator.held_followers_.items():
+        _replace(
+            document,
+            name,
+            calibrator.profile_.raw(name),
+            lambda old, was, leader=leader: (
+                f"kept: it follows {leader} (calibration.follow), which these data do not identify: {was}"
+            ),
+        )
     calibration = document.setdefault("calibration", tomlkit.table())
     fitted = tomlkit.table()
     for parameter in calibrator.parameters_:
@@ -140,6 +149,16 @@ def fit_report(calibrator: ProfileCalibrator, data: list[str], command: str, cau
             f"{'no interval' if interval is None else f'{interval[0]:.4g} to {interval[1]:.4g}'} | "
             f"[{parameter.lower:.3g}, {parameter.upper:.3g}] | {verdict} |"
         )
+    followers = calibrator.profile_.data.get("calibration", {}).get("follow", {})
+    if followers:
+        lines += ["", "Fields that follow a free parameter (`[calibration.follow]`):", ""]
+        for name, value in calibrator.followed_.items():
+            lines.append(f"- `{name}` follows `{followers[name]}`: {calibrator.profile_.raw(name):.4g} -> {value:.4g}")
+        for name, leader in calibrator.held_followers_.items():
+            lines.append(
+                f"- `{name}` kept at {calibrator.profile_.raw(name):.4g}: its leader `{leader}` is not identifiable "
+                "from these data"
+            )
     bootstrap = (
         f"Bootstrap: {calibrator.bootstrap} parametric refits, seed {calibrator.seed}."
         if calibrator.bootstrap

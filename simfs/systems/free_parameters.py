@@ -14,7 +14,10 @@ A field no measurement informs may follow a free parameter in proportion::
     "mds.open_per_s" = "mds.create_per_s"   # an open costs about half a create
 
 It keeps its ratio to that parameter's value in the profile, whatever the fit gives the
-parameter: a faster fitted metadata server opens faster too.  Nothing more is fitted.
+parameter: a faster fitted metadata server opens faster too.  Nothing more is fitted.  A
+follower moves only with a leader the data pin down: where the fit finds its leader not
+identifiable (no measurement depends on it any more, or it ends on a bound), the value the
+fit gave the leader says nothing, and the follower keeps its profile value.
 """
 
 from __future__ import annotations
@@ -58,13 +61,16 @@ def declared_followers(profile: Profile) -> dict[str, str]:
     return dict(table)
 
 
-def followed_values(profile: Profile, values: dict[str, float]) -> dict[str, float]:
+def followed_values(
+    profile: Profile, values: dict[str, float], held_leaders: frozenset[str] = frozenset()
+) -> dict[str, float]:
     """The followers' values for free-parameter ``values``: each at its profile value times
-    its leader's change from the profile's value."""
+    its leader's change from the profile's value.  Followers of a leader in ``held_leaders``
+    (one the data do not identify) are left out: they keep their profile value."""
     return {
         field: float(profile.raw(field)) * values[leader] / float(profile.raw(leader))
         for field, leader in declared_followers(profile).items()
-        if leader in values
+        if leader in values and leader not in held_leaders
     }
 
 

@@ -324,3 +324,32 @@ def test_a_wrong_follower_is_refused_when_the_profile_loads(tmp_path, follow, me
 
     with pytest.raises(ProfileError, match=re.escape(message)):
         system_from_profile(Profile.from_text(PROFILE + f"\n[calibration.follow]\n{follow}\n", "tiny.toml"))
+
+
+def test_a_follower_of_a_leader_the_data_do_not_identify_keeps_its_value(tmp_path, capsys):
+    # No dd run creates a file: the fitted create rate is anything within its bounds, and
+    # the open rate following it would carry that arbitrary value into every prediction.
+    text = FOLLOWING.replace(
+        '"ost.hdd.sustained_Bps" = [3.0e7, 5.0e8]',
+        '"ost.hdd.sustained_Bps" = [3.0e7, 5.0e8]\n"mds.create_per_s" = [1.0e2, 1.0e6]',
+    )
+    text += '"mds.open_per_s" = "mds.create_per_s"\n'
+    with pytest.warns(UserWarning, match="mds.create_per_s is not identifiable"):
+        fitted = ProfileCalibrator(Profile.from_text(text, "tiny.toml"), bootstrap=0).fit(synthetic(2e8, 1.2e8))
+    assert fitted.identifiable_["mds.create_per_s"] is False
+    assert fitted.held_followers_ == {"mds.open_per_s": "mds.create_per_s"}
+    assert set(fitted.followed_) == {"client.copy_write_Bps"}
+    assert fitted.fitted_profile().number("mds.open_per_s") == 2000.0
+    source, out, report = tmp_path / "tiny.toml", tmp_path / "fitted.toml", tmp_path / "fit.md"
+    source.write_text(text)
+    data = tmp_path / "runs.csv"
+    rows = ["system,tool,workload,nodes,ppn,settings,over,phase,metric,value,unit,uncertainty,source"]
+    for row in synthetic(2e8, 1.2e8).itertuples():
+        rows.append(f"tiny,dd,{row.workload},{row.nodes},{row.ppn},,,{row.phase},agg_bw,{row.value},B/s,,synthetic")
+    data.write_text("\n".join(rows) + "\n")
+    assert main(calibrate(source, [data], out, "--bootstrap", "0", "--report", str(report))) == 0
+    capsys.readouterr()
+    written = out.read_text()
+    assert "kept: it follows mds.create_per_s (calibration.follow), which these data do not identify" in written
+    assert tomllib.loads(written)["mds"]["open_per_s"] == 2000.0
+    assert "`mds.open_per_s` kept at 2000: its leader `mds.create_per_s` is not identifiable" in report.read_text()
