@@ -230,6 +230,8 @@ def study_one(submission: Path, corpus: Path) -> tuple[list[dict], dict | None]:
                 "ratio": float(value) / measured_value,
                 "easy_rms_log_error": calibrator.rms_log_error_,
                 "fitted_parameters": " ".join(f"{k}={v:.4g}" for k, v in calibrator.params_.items()),
+                # Followers kept at the generic value because the fit did not identify their leader.
+                "held_followers": " ".join(f"{f}<-{leader}" for f, leader in calibrator.held_followers_.items()),
                 "cpu_s": cpu_s,
             }
         )
