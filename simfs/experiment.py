@@ -9,6 +9,10 @@ key                meaning                                                    de
 ``nodes``          client nodes taking part                                   1
 ``ppn``            processes (ranks) per node                                 1
 ``stripe_count``   stripe count of the files the workload creates (-1: all)   profile
+``overstripe_count``  Lustre overstriping (``lfs setstripe -C N``): N stripe   none
+                   objects per file, placed round robin over the OSTs, more
+                   than one per OST where N exceeds their count (each object
+                   its own extent-lock resource); instead of ``stripe_count``
 ``stripe_size``    stripe size (bytes, or IOR-style ``1m``, ``64k``)           profile
 ``stripe_offset``  -1: MDS round robin from a random start; i: fixed first OST profile
 ``seed``           seed of every random choice in the run                     0
@@ -40,6 +44,7 @@ EXPERIMENT_KEYS = (
     "nodes",
     "ppn",
     "stripe_count",
+    "overstripe_count",
     "stripe_size",
     "stripe_offset",
     "seed",
@@ -58,6 +63,7 @@ class Experiment:
     ppn: int = 1
     stripe_count: int | None = None
     stripe_size: int | None = None
+    overstripe_count: int | None = None
     stripe_offset: int | None = None
     seed: int = 0
     background: str | None = None
@@ -73,6 +79,15 @@ class Experiment:
                 raise ExperimentError(f"{name}: expected a {kind} integer, got {value!r}")
         if self.stripe_count is not None and (self.stripe_count == 0 or self.stripe_count < -1):
             raise ExperimentError(f"stripe_count: expected a positive integer or -1, got {self.stripe_count!r}")
+        if self.overstripe_count is not None:
+            if self.overstripe_count < 1:
+                raise ExperimentError(
+                    f"overstripe_count: expected a positive number of stripe objects, got {self.overstripe_count!r}"
+                )
+            if self.stripe_count is not None:
+                raise ExperimentError(
+                    "overstripe_count: set either stripe_count or overstripe_count (lfs setstripe -c or -C), not both"
+                )
         if self.stripe_size is not None and (self.stripe_size <= 0 or self.stripe_size % 65536):
             raise ExperimentError(
                 f"stripe_size: expected a positive multiple of 64 KiB (Lustre's minimum), got {self.stripe_size!r}"

@@ -97,7 +97,14 @@ def run(
         )
     stripe_count = io.stripe_count if experiment.stripe_count is None else experiment.stripe_count
     stripe_count = system.target_count if stripe_count == -1 else stripe_count
-    if stripe_count > system.target_count:
+    if experiment.overstripe_count is not None:
+        if not system.OVERSTRIPING:
+            raise ExperimentError(
+                f"overstripe_count: {system.name} is {system.FILESYSTEM}, which has no overstriping "
+                "(Lustre's lfs setstripe -C); use stripe_count"
+            )
+        stripe_count = experiment.overstripe_count
+    elif stripe_count > system.target_count:
         raise ExperimentError(
             f"stripe_count: {stripe_count} is more than the {system.target_count} OSTs of {system.name}"
         )
@@ -223,6 +230,8 @@ class _Program:
         self.experiment = experiment
         self.stripe_count = stripe_count
         self.stripe_size = stripe_size
+        # More objects than targets only where overstripe_count asked for them (checked above).
+        self.overstriping = stripe_count > fs.system.target_count
         self.barrier = Barrier(env, experiment.ranks)
         self.layouts: dict[tuple[int, str], Layout] = {}
         self.existing: dict[str, Layout] = {}  # files a read-only workload finds in place
@@ -270,7 +279,9 @@ class _Program:
         if phase.op == "write" or (phase.op == "rewrite" and (iteration, file_key) not in self.layouts):
             new_layout = (iteration, file_key) not in self.layouts
             if new_layout:
-                self.layouts[(iteration, file_key)] = self.fs.allocate(self.stripe_count, self.stripe_size)
+                self.layouts[(iteration, file_key)] = self.fs.allocate(
+                    self.stripe_count, self.stripe_size, overstriping=self.overstriping
+                )
             creates = new_layout and not phase.existing_file  # IOR -E opens the file that is there
             yield from self.fs.metadata.request(
                 node,
@@ -602,7 +613,7 @@ class _Program:
         arrive, in the background.  An fsync waits for the write-back, not the destaging.
         """
         fs, buffered = self.fs, not phase.direct
-        dirty = min(size, fs.dirty_limit_bytes(share, self.experiment.ppn, node)) if buffered else 0.0
+        dirty = min(size, fs.dirty_limit_bytes(layout, share, self.experiment.ppn, node)) if buffered else 0.0
         writers = self._writers_per_controller(iteration, phase)
         cached = min(size, fs.write_back_cache_bytes(layout, share, writers))
         absorbed = min(dirty, cached)  # of the write-back
@@ -639,7 +650,7 @@ class _Program:
         """The page cache's write-back of ``dirty`` bytes, the last ``absorbed`` of which
         land in the controllers' write-back caches."""
         fs = self.fs
-        window = fs.rpc_window_Bps(share)
+        window = fs.rpc_window_Bps(layout, share)
         tag = self.network.tag(f"{iteration}/{phase.label}/rpc-window")
         device = self._device_requests(phase, layout, share, node)
         kind = _kind("write", device)
@@ -664,7 +675,7 @@ class _Program:
         if not phase.random_offsets:
             return {}
         if phase.op != "read" and not phase.direct:
-            if phase.bytes_per_rank <= self.fs.dirty_limit_bytes(share, self.experiment.ppn, node):
+            if phase.bytes_per_rank <= self.fs.dirty_limit_bytes(layout, share, self.experiment.ppn, node):
                 return {}
         transfer = phase.transfer_size_bytes if phase.direct else max(phase.transfer_size_bytes, PAGE_BYTES)
         return {"request_bytes": self.fs.request_bytes(layout, transfer), "random": True}
@@ -704,7 +715,9 @@ class _Program:
             if (it, file_key) in self.layouts:
                 return self.layouts[(it, file_key)]
         if file_key not in self.existing:
-            self.existing[file_key] = self.fs.allocate(self.stripe_count, self.stripe_size)
+            self.existing[file_key] = self.fs.allocate(
+                self.stripe_count, self.stripe_size, overstriping=self.overstriping
+            )
         return self.existing[file_key]
 
     def _shared_read_fractions(self, phase: PhaseSpec) -> dict[str, float]:

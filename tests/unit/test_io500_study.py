@@ -66,3 +66,29 @@ def test_the_report_separates_fitted_predicted_and_unsimulated_phases():
 def test_without_the_corpus_the_study_says_so(tmp_path, capsys):
     assert study.main(["--corpus", str(tmp_path / "none"), "--out", str(tmp_path)]) == 1
     assert "no IO500 corpus" in capsys.readouterr().out
+
+
+def test_the_ior_hard_layout_is_what_the_submission_script_sets(tmp_path):
+    # io500.sh lines of CMKL Apex, submission 587 (the public IO500 archive).
+    submission = _submission(tmp_path / "g", "Lustre")
+    (submission / "io500.sh").write_text(
+        "  lfs setstripe -S 1M -c 8 $workdir\n  lfs setstripe -C $((osts * 4)) $workdir/ior-hard\n"
+        "  #lfs setstripe -c -1 $workdir/ior-hard\n"
+    )
+    settings, stated = study.stated_layout(submission, target_count=8)
+    assert settings == {"overstripe_count": 32}
+    assert stated == "lfs setstripe -C $((osts * 4)) $workdir/ior-hard"
+    # Without an ior-hard line the working directory's layout is inherited.
+    (submission / "io500.sh").write_text("lfs setstripe -c -1 $workdir\n")
+    assert study.stated_layout(submission, target_count=8) == ({"stripe_count": -1}, "lfs setstripe -c -1 $workdir")
+    (submission / "io500.sh").unlink()
+    assert study.stated_layout(submission, target_count=8) == ({}, "")
+
+
+def test_a_recorded_fit_is_read_back_as_it_was_written():
+    recorded = pd.DataFrame(
+        [{"fitted_parameters": "mds.create_per_s=117700 mds.stat_per_s=564100.5", "held_followers": float("nan")}]
+    )
+    assert study._recorded_fit(recorded) == ({"mds.create_per_s": 117700.0, "mds.stat_per_s": 564100.5}, {})
+    recorded["held_followers"] = "metadata.open_per_s<-metadata.create_per_s"
+    assert study._recorded_fit(recorded)[1] == {"metadata.open_per_s": "metadata.create_per_s"}

@@ -65,6 +65,19 @@ def test_fixed_offset_puts_every_file_on_the_same_osts():
     assert allocator.allocate(2, 1 << 20).targets == (1, 2)
 
 
+def test_overstriping_goes_round_the_targets_again():
+    # lfs setstripe -C 8 over 2 OSS x 2 OSTs (RR order 0,2,1,3): each OST holds two of
+    # the file's objects; the next file starts one further on, as after a full-width file.
+    allocator = TargetAllocator([0, 0, 1, 1], -1, np.random.default_rng(0))
+    start = allocator._next
+    order = [0, 2, 1, 3]
+    first = allocator.allocate(8, 1 << 20, overstriping=True).targets
+    assert first == tuple(order[(start + k) % 4] for k in range(8))
+    assert allocator._next == (start + 1) % 4
+    with pytest.raises(ValueError, match=r"stripe_count: expected 1..4"):
+        allocator.allocate(8, 1 << 20)
+
+
 def test_random_start_depends_on_seed_only():
     starts = {TargetAllocator(list(range(16)), -1, np.random.default_rng(seed))._next for seed in range(20)}
     assert len(starts) > 1

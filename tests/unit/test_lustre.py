@@ -74,11 +74,28 @@ def test_buffered_cap_is_one_core_unless_the_rpc_window_is_smaller():
 
 def test_dirty_limit_is_per_osc_bounded_by_the_kernel_share():
     fs = instance()
+    layout = Layout((0, 1, 2, 3), 1 << 20)
     share = np.full(4, 0.25)
-    assert fs.dirty_limit_bytes(share, ranks_on_node=1) == 4 * (32 << 20)
+    assert fs.dirty_limit_bytes(layout, share, ranks_on_node=1) == 4 * (32 << 20)
     tiny = instance(**{"client.memory_bytes": 100e6})
     # 0.4 x 100 MB / 2 ranks = 20 MB.
-    assert tiny.dirty_limit_bytes(share, ranks_on_node=2) == pytest.approx(20e6)
+    assert tiny.dirty_limit_bytes(layout, share, ranks_on_node=2) == pytest.approx(20e6)
+
+
+def test_an_overstriped_file_has_one_osc_per_target_not_per_object():
+    # 8 objects on 4 OSTs (lfs setstripe -C 8): the client's windows and dirty limits are
+    # per OSC, so the same as for 4 objects on the same 4 OSTs.
+    fs = instance()
+    plain, over = Layout((0, 1, 2, 3), 1 << 20), Layout((0, 1, 2, 3) * 2, 1 << 20)
+    assert fs.dirty_limit_bytes(over, np.full(8, 0.125), ranks_on_node=1) == fs.dirty_limit_bytes(
+        plain, np.full(4, 0.25), ranks_on_node=1
+    )
+    slow = instance(**{"lustre.rpc_latency_s": 1.0})
+    cap = slow.rate_cap(over, np.full(8, 0.125), "write", direct=False, transfer_size_bytes=1 << 20)
+    assert cap.reason == "rpc-window" and cap.rate_Bps == pytest.approx(32 << 20)
+    # Objects the writer does not touch do not count: two objects, both on OST 0.
+    half = np.array([0.5, 0, 0, 0, 0.5, 0, 0, 0])
+    assert fs.dirty_limit_bytes(over, half, ranks_on_node=1) == 32 << 20
 
 
 def test_per_oss_controllers_belong_to_their_server():

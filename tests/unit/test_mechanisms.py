@@ -1,5 +1,7 @@
 """Contention mechanisms: each against hand-computed values, and switched off."""
 
+import re
+
 import numpy as np
 import pytest
 import simpy
@@ -236,6 +238,38 @@ def test_strided_shared_file_writes_are_lock_bound_and_the_switch_removes_it():
     assert on["mode"] == "request" and off["mode"] == fpp["mode"] == "fluid"
     assert on["bottleneck"] in {"extent-lock", "page-reads"}
     assert off["bw_Bps"] > 5 * on["bw_Bps"] and fpp["bw_Bps"] > 5 * on["bw_Bps"]
+
+
+def test_overstriped_files_give_every_object_its_own_lock_and_share_the_osts():
+    # lfs setstripe -C: a file of 32 objects on lfs3's 16 OSTs.  Up to the OST count the
+    # same as plain striping; beyond it the objects (and their locks) double up on OSTs.
+    strided = "ior -a POSIX -w -e -t 47008 -b 47008 -s 100"
+    plain = simfs.simulate("crtdc-lfs3", strided, nodes=8, stripe_count=16)
+    same = simfs.simulate("crtdc-lfs3", strided, nodes=8, overstripe_count=16)
+    assert same.phases.iloc[0]["agg_bw_Bps"] == plain.phases.iloc[0]["agg_bw_Bps"]
+    assert same.request_counts == plain.request_counts
+    over = simfs.simulate("crtdc-lfs3", strided, nodes=8, overstripe_count=32)
+    # 37.6 MB in 1 MiB stripes cover 36 objects: more objects, fewer records per lock.
+    assert over.request_counts["lock_enqueues"] < plain.request_counts["lock_enqueues"]
+    # Bulk file-per-process writes: 32 objects on 16 OSTs carry what 16 objects do.
+    bulk = "ior -a POSIX -w -e -F -t 1m -b 256m"
+    wide = simfs.simulate("crtdc-lfs3", bulk, nodes=8, stripe_count=-1).phases.iloc[0]["agg_bw_Bps"]
+    doubled = simfs.simulate("crtdc-lfs3", bulk, nodes=8, overstripe_count=32).phases.iloc[0]["agg_bw_Bps"]
+    assert doubled == pytest.approx(wide, rel=0.02)
+
+
+@pytest.mark.parametrize(
+    ("system", "settings", "message"),
+    [
+        ("crtdc-lfs3", {"overstripe_count": 0}, "overstripe_count: expected a positive number of stripe objects"),
+        ("crtdc-lfs3", {"overstripe_count": 8, "stripe_count": 4}, "set either stripe_count or overstripe_count"),
+        ("crtdc-panfs", {"overstripe_count": 8}, "which has no overstriping (Lustre's lfs setstripe -C)"),
+        ("crtdc-lfs3", {"stripe_count": 32}, "stripe_count: 32 is more than the 16 OSTs"),
+    ],
+)
+def test_overstriping_is_refused_where_it_does_not_exist(system, settings, message):
+    with pytest.raises(simfs.SimfsError, match=re.escape(message)):
+        simfs.simulate(system, "ior -a POSIX -w -e -t 1m -b 16m", **settings)
 
 
 # -- TCP incast -------------------------------------------------------------------------

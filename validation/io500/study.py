@@ -16,7 +16,15 @@ outputs are there:
    and read and mdtest-easy write, stat and delete only, with ``simfs.ProfileCalibrator``
    (no bootstrap);
 3. its ior-hard write and read and mdtest-hard write, stat, read and delete are predicted
-   and compared with what it measured.
+   and compared with what it measured.  On Lustre, the ior-hard file gets the layout the
+   submission's ``io500.sh`` sets on its directory (``lfs setstripe -C $((osts * 4))
+   $workdir/ior-hard``: ``simfs.workloads.setstripe``), in the model's OSTs; where it
+   states none, Lustre's default (one stripe).  The easy phases keep the generic layout:
+   their files are one per process, and the fit absorbs what their stripes change.
+
+``--repredict`` predicts the hard phases of the submissions ``study.csv`` already has
+again, from the fitted parameters recorded there (no refit): for a change to the hard
+phases' model or inputs, minutes instead of hours.
 
 No per-submission tuning of anything but the easy-phase free parameters: this is a
 prediction, not a fit.  Results go to ``study.csv`` (one row per predicted phase, written
@@ -34,6 +42,7 @@ times); ``--jobs`` runs submissions in parallel processes.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import time
@@ -134,6 +143,21 @@ def runs(submission: Path) -> list[Path]:
     return sorted(found)
 
 
+def stated_layout(submission: Path, target_count: int) -> tuple[dict[str, int], str]:
+    """Experiment settings for the ior-hard file from the ``lfs setstripe`` commands of the
+    submission's ``io500.sh`` (its ior-hard directory's, or else the working directory's),
+    for a model of ``target_count`` OSTs; and what was stated, with notes ("" if nothing)."""
+    from simfs.workloads.setstripe import script_layouts
+
+    for script in sorted(submission.rglob("io500.sh")):
+        layouts = script_layouts(script.read_text(errors="replace"))
+        layout = layouts.get("ior-hard") or layouts.get("")
+        if layout is not None:
+            settings, notes = layout.settings(target_count)
+            return settings, "; ".join([layout.command, *notes])
+    return {}, ""
+
+
 def phase_measurements(run: Path) -> pd.DataFrame:
     """The scored value of each phase output of a run, labelled by IO500 phase."""
     from simfs.ingest import read_file
@@ -162,9 +186,12 @@ def _phase_of(source: str) -> str:
     return Path(source.rsplit(":", 1)[0]).stem.replace("_", "-")
 
 
-def study_one(submission: Path, corpus: Path) -> tuple[list[dict], dict | None]:
-    """Predicted rows of one submission, or why it was not built."""
+def study_one(submission: Path, corpus: Path, recorded: pd.DataFrame | None = None) -> tuple[list[dict], dict | None]:
+    """Predicted rows of one submission, or why it was not built.  With ``recorded`` (its
+    rows of an earlier run), the easy phases are not fitted again: their rows and fitted
+    parameters are kept, and only the hard phases are predicted."""
     from simfs.calibrate import ProfileCalibrator
+    from simfs.filesystems import system_from_profile
     from simfs.systems.profile import load_profile
 
     model, name = file_system_type(submission, corpus)
@@ -193,16 +220,26 @@ def study_one(submission: Path, corpus: Path) -> tuple[list[dict], dict | None]:
     if ppn_value > 128:
         overrides["client.cores"] = ppn_value
     profile = load_profile(ROOT / "calibration" / "io500" / profile_name).with_overrides(overrides)
+    layout, layout_stated = {}, ""
+    if model == "lustre":
+        layout, layout_stated = stated_layout(submission, system_from_profile(profile).target_count)
+        if layout:
+            hard = hard.copy()
+            hard.loc[hard["io500_phase"].str.startswith("ior-"), "settings"] = json.dumps(layout)
     started = time.process_time()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            calibrator = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5).fit(easy)
-            predicted = calibrator.predict(hard)
+            if recorded is None:
+                calibrator = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5).fit(easy)
+                predicted = calibrator.predict(hard)
+                params, held = calibrator.params_, calibrator.held_followers_
+            else:
+                params, held = _recorded_fit(recorded)
+                predicted = _predict_again(profile, params, held, hard)
     except Exception as exc:  # noqa: BLE001
         return [], {"submission": where, "file_system": name, "reason": f"calibration or prediction failed: {exc}"}
     cpu_s = time.process_time() - started
-    fitted = calibrator.residuals_.assign(io500_phase=easy.loc[calibrator.residuals_.index, "io500_phase"])
     from simfs.predict import plan
 
     _, unsimulated = plan(hard, warn=False)
@@ -211,8 +248,16 @@ def study_one(submission: Path, corpus: Path) -> tuple[list[dict], dict | None]:
          "phase": row["io500_phase"], "reason": row["reason"]}
         for _, row in unsimulated.iterrows()
     ]  # fmt: skip
-    both = [("fitted", r, r["predicted"]) for _, r in fitted.iterrows()]
-    both += [("predicted", r, r["predicted"]) for _, r in predicted.iterrows()]
+    if recorded is not None:
+        kept = recorded[recorded["role"] == "fitted"].to_dict("records")
+        rows += [{**row, "layout": layout_stated} for row in kept]
+        both = [("predicted", r, r["predicted"]) for _, r in predicted.iterrows()]
+        rms, cpu_s = float(kept[0]["easy_rms_log_error"]), float(kept[0]["cpu_s"])
+    else:
+        fitted = calibrator.residuals_.assign(io500_phase=easy.loc[calibrator.residuals_.index, "io500_phase"])
+        both = [("fitted", r, r["predicted"]) for _, r in fitted.iterrows()]
+        both += [("predicted", r, r["predicted"]) for _, r in predicted.iterrows()]
+        rms = calibrator.rms_log_error_
     for role, row, value in both:
         measured_value = float(row["measured"] if role == "fitted" else row["value"])
         rows.append(
@@ -228,14 +273,39 @@ def study_one(submission: Path, corpus: Path) -> tuple[list[dict], dict | None]:
                 "measured": measured_value,
                 "predicted": float(value),
                 "ratio": float(value) / measured_value,
-                "easy_rms_log_error": calibrator.rms_log_error_,
-                "fitted_parameters": " ".join(f"{k}={v:.4g}" for k, v in calibrator.params_.items()),
+                "easy_rms_log_error": rms,
+                "fitted_parameters": " ".join(f"{k}={v:.12g}" for k, v in params.items()),
                 # Followers kept at the generic value because the fit did not identify their leader.
-                "held_followers": " ".join(f"{f}<-{leader}" for f, leader in calibrator.held_followers_.items()),
+                "held_followers": " ".join(f"{f}<-{leader}" for f, leader in held.items()),
+                "layout": layout_stated,
                 "cpu_s": cpu_s,
             }
         )
     return rows, None
+
+
+def _recorded_fit(recorded: pd.DataFrame) -> tuple[dict[str, float], dict[str, str]]:
+    """The fitted parameters and held followers an earlier run recorded."""
+    first = recorded.iloc[0]
+    params = {k: float(v) for k, v in (pair.split("=") for pair in str(first["fitted_parameters"]).split())}
+    held_text = first.get("held_followers", "")
+    held = dict(pair.split("<-") for pair in held_text.split()) if isinstance(held_text, str) else {}
+    return params, held
+
+
+def _predict_again(profile, params: dict[str, float], held: dict[str, str], hard: pd.DataFrame) -> pd.DataFrame:
+    """Hard phases predicted with recorded fitted parameters, as ``ProfileCalibrator.predict``
+    does with its own (followers of held leaders keep their profile value)."""
+    from simfs.filesystems import system_from_profile
+    from simfs.predict import Predictor, plan
+    from simfs.systems.free_parameters import followed_values
+
+    fitted = profile.with_overrides(params | followed_values(profile, params, frozenset(held.values())))
+    points, _ = plan(hard, warn=False)
+    predictor = Predictor(system_from_profile(fitted), fitted)
+    table = hard.loc[[p.index for p in points]].copy()
+    table["predicted"] = [predictor.predict(p) for p in points]
+    return table
 
 
 def coverage(studied: int, buildable: int) -> str:
@@ -303,6 +373,11 @@ def main(argv: list[str] | None = None) -> int:
         "--resume", action="store_true", help="keep the submissions study.csv already has and study the rest"
     )
     parser.add_argument("--report-only", action="store_true", help="rewrite study.md from study.csv, studying nothing")
+    parser.add_argument(
+        "--repredict",
+        action="store_true",
+        help="predict the hard phases of the submissions in study.csv again from their recorded fits (no refit)",
+    )
     args = parser.parse_args(argv)
     if not args.corpus.is_dir():
         print(f"study: no IO500 corpus at {args.corpus} (a user's clone has none; see validation/io500/README.md)")
@@ -322,17 +397,30 @@ def main(argv: list[str] | None = None) -> int:
             to_build.append(submission)
     buildable = len(to_build)
     csv_path, md_path = args.out / "study.csv", args.out / "study.md"
-    if (args.resume or args.report_only) and csv_path.is_file():
+    recorded: dict[str, pd.DataFrame] = {}
+    if (args.resume or args.report_only or args.repredict) and csv_path.is_file():
         # A submission's rows are written when it finishes, all at once: those there are whole.
         kept = pd.read_csv(csv_path)
         done_before = set(kept["submission"])
-        built = kept.to_dict("records")
-        to_build = [s for s in to_build if str(s.relative_to(args.corpus)) not in done_before]
-        print(f"study: {len(done_before)} submissions kept from {csv_path}", flush=True)
+        if args.repredict:
+            recorded = {name: rows for name, rows in kept.groupby("submission")}
+            to_build = [s for s in to_build if str(s.relative_to(args.corpus)) in done_before]
+        else:
+            built = kept.to_dict("records")
+            to_build = [s for s in to_build if str(s.relative_to(args.corpus)) not in done_before]
+        print(f"study: {len(done_before)} submissions {'to predict again' if args.repredict else 'kept'} "
+              f"from {csv_path}", flush=True)  # fmt: skip
+    elif args.repredict:
+        print(f"study: --repredict needs {csv_path} from an earlier run")
+        return 1
     if args.report_only:
         to_build = []
     elif args.limit:
         to_build = to_build[: args.limit]
+    if recorded:
+        # Submissions not predicted again this time keep their rows.
+        again = {str(s.relative_to(args.corpus)) for s in to_build}
+        built = [row for name, rows in recorded.items() if name not in again for row in rows.to_dict("records")]
 
     def write_report() -> None:
         frame = pd.DataFrame(built)
@@ -341,7 +429,9 @@ def main(argv: list[str] | None = None) -> int:
         md_path.write_text(report(frame, pd.DataFrame(skipped), coverage(studied, buildable)))
 
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(study_one, s, args.corpus): s for s in to_build}
+        futures = {
+            pool.submit(study_one, s, args.corpus, recorded.get(str(s.relative_to(args.corpus)))): s for s in to_build
+        }
         for done, future in enumerate(as_completed(futures), start=1):
             rows, why = future.result()
             built += rows

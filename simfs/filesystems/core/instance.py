@@ -191,9 +191,10 @@ class FileSystemInstance:
         return self._request_io is not None
 
     # -- metadata -----------------------------------------------------------------------
-    def allocate(self, stripe_count: int, stripe_size_bytes: int) -> Layout:
+    def allocate(self, stripe_count: int, stripe_size_bytes: int, *, overstriping: bool = False) -> Layout:
         advance = self.system.allocation_advance()
-        return self.system.shape_layout(self.allocator.allocate(stripe_count, stripe_size_bytes, advance=advance))
+        layout = self.allocator.allocate(stripe_count, stripe_size_bytes, advance=advance, overstriping=overstriping)
+        return self.system.shape_layout(layout)
 
     # -- data ---------------------------------------------------------------------------
     def data_path(
@@ -435,7 +436,7 @@ class FileSystemInstance:
                 caps.append(RateCap(self.core_Bps(node, op, transfer_size_bytes), "client-core"))
         else:
             caps.append(RateCap(self.core_Bps(node, op, transfer_size_bytes), "client-core"))
-            caps.append(RateCap(self.rpc_window_Bps(stripe_share), "rpc-window"))
+            caps.append(RateCap(self.rpc_window_Bps(layout, stripe_share), "rpc-window"))
             if op == "read" and self.system.mechanisms["readahead_window"]:
                 window = t.max_read_ahead_bytes / readers_on_node
                 caps.append(RateCap(window / t.rpc_latency_s, "readahead-window"))
@@ -458,24 +459,31 @@ class FileSystemInstance:
             rate = min(rate, system.target.bandwidth_Bps(op))
         return rate
 
-    def rpc_window_Bps(self, stripe_share: np.ndarray) -> float:
+    def rpc_window_Bps(self, layout: Layout, stripe_share: np.ndarray) -> float:
         """Bytes a client can keep in flight per round trip to the targets it uses (no limit
         with the ``rpc_window`` mechanism off)."""
         if not self.system.mechanisms["rpc_window"]:
             return float("inf")
         t = self.system.io
-        touched = int(np.count_nonzero(stripe_share > 0))
-        return touched * t.max_rpcs_in_flight * t.rpc_size_bytes / t.rpc_latency_s
+        return touched_targets(layout, stripe_share) * t.max_rpcs_in_flight * t.rpc_size_bytes / t.rpc_latency_s
 
-    def dirty_limit_bytes(self, stripe_share: np.ndarray, ranks_on_node: int, node: int = 0) -> float:
+    def dirty_limit_bytes(self, layout: Layout, stripe_share: np.ndarray, ranks_on_node: int, node: int = 0) -> float:
         """Dirty bytes one writer may leave in the page cache: the per-target limit (Lustre's per OSC)
         over the targets it writes, bounded by its share of the kernel's dirty limit."""
         if not self.system.mechanisms["dirty_limit"]:
             return 0.0
-        touched = int(np.count_nonzero(stripe_share > 0))
-        per_osc = touched * self.system.io.max_dirty_bytes_per_osc
+        per_osc = touched_targets(layout, stripe_share) * self.system.io.max_dirty_bytes_per_osc
         return min(per_osc, self.clients[node].spec.dirty_limit_bytes / ranks_on_node)
 
     @property
     def resources(self) -> list[Resource]:
         return list(self.network.resources)
+
+
+def touched_targets(layout: Layout, stripe_share: np.ndarray) -> int:
+    """Targets a client sends to (its OSCs): an overstriped file has several of its
+    objects on one target, and the client has one OSC, one RPC window and one dirty
+    limit per target, not per object."""
+    if len(set(layout.targets)) == len(layout.targets):
+        return int(np.count_nonzero(stripe_share > 0))
+    return len({layout.targets[k] for k in np.flatnonzero(stripe_share > 0)})

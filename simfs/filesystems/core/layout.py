@@ -208,12 +208,17 @@ class TargetAllocator:
     def target_count(self) -> int:
         return self._target_count
 
-    def allocate(self, stripe_count: int, stripe_size_bytes: int, *, advance: int | None = None) -> Layout:
+    def allocate(
+        self, stripe_count: int, stripe_size_bytes: int, *, advance: int | None = None, overstriping: bool = False
+    ) -> Layout:
         """The next file's layout; the next file starts ``advance`` targets on (default:
-        past this file's targets, as Lustre's round robin)."""
+        past this file's targets, as Lustre's round robin).  With ``overstriping``
+        (Lustre's ``lfs setstripe -C``) ``stripe_count`` may exceed the targets: the
+        objects go round the targets again, several on each."""
         if stripe_count == -1:
             stripe_count = self._target_count
-        if not 1 <= stripe_count <= self._target_count:
+        most = stripe_count if overstriping else self._target_count
+        if not 1 <= stripe_count <= most:
             raise ValueError(
                 f"stripe_count: expected 1..{self._target_count} (or -1 for all targets), got {stripe_count}"
             )
@@ -226,7 +231,7 @@ class TargetAllocator:
                 self._next = (self._next + advance) % self._target_count
                 return Layout(targets, stripe_size_bytes)
             advance = stripe_count
-            if stripe_count == self._target_count:
+            if stripe_count % self._target_count == 0:
                 # A file over the whole pool would start the next one on the same target
                 # (its first object, a grouped layout's first group, always on one place);
                 # Lustre's lod_alloc_rr "slowly precesses" the start once it has used all

@@ -190,6 +190,9 @@ class FileSystem:
     }
     #: The file system's name in ``simfs show`` and errors.
     FILESYSTEM: ClassVar[str] = ""
+    #: Whether a file may have more stripe objects than targets (Lustre 2.13+'s
+    #: ``lfs setstripe -C``: several objects of one file on one OST).
+    OVERSTRIPING: ClassVar[bool] = False
 
     name: str
     description: str

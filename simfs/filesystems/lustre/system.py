@@ -41,6 +41,7 @@ class LustreSystem(FileSystem):
 
     NAMES: ClassVar[dict[str, str]] = {"server": "oss", "target": "ost", "controller": "controller", "metadata": "mds"}
     FILESYSTEM: ClassVar[str] = "lustre"
+    OVERSTRIPING: ClassVar[bool] = True  # Lustre 2.13+ (LU-9846), lfs setstripe -C
 
     #: The OSS's lock service CPU time per enqueue or cancel (``oss.lock_service_s``).
     lock_service_s: float = 20e-6
