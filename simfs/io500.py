@@ -8,6 +8,10 @@ count on (``stoneWallingStatusFile``, mdtest ``-x``), so a rank reads, stats or 
 The request-level part of every phase is simulated on a bounded sample
 (:mod:`simfs.workloads.steady_state`); each such phase says so in :attr:`Io500Result.notes`.
 
+On Lustre, a phase's files get the layout the submission's ``io500.sh`` sets on its
+directory with ``lfs setstripe`` (:mod:`simfs.workloads.setstripe`), unless the
+experiment sets stripes itself; the notes say which.
+
 Scores, as ``io500`` ``src/main.c`` computes them: bandwidth is the geometric mean of
 the four IOR phases in GiB/s; IOPS (the metadata score) the geometric mean of the
 metadata phases in kIOPS; the total is the square root of their product.  ``find`` is
@@ -53,7 +57,8 @@ def simulate_io500(system: FileSystem, plan: Io500Plan, experiment: Experiment, 
         spec = parse_workload(phase.command)
         if phase.bounded_by and plan.stonewall_s:  # a timer of 0: no stonewall, the command's own size
             spec = _bounded(spec, per_rank_rate.get(phase.bounded_by), plan.stonewall_s)
-        result = simulation.run(system, spec, experiment, force=force)
+        phase_experiment = _laid_out(system, plan, phase.name, experiment, notes)
+        result = simulation.run(system, spec, phase_experiment, force=force)
         for note in result.notes:
             if note in spec.notes:  # what the command line leaves out: once for the run
                 if note not in notes:
@@ -85,6 +90,37 @@ def simulate_io500(system: FileSystem, plan: Io500Plan, experiment: Experiment, 
     if any(line.startswith("find:") for line in plan.skipped):
         notes.append("the IOPS score is over the mdtest phases only: find is not simulated")
     return Io500Result(frame, scores, tuple(notes))
+
+
+#: Experiment settings a script's layout gives, and a user's own --set of them overrides.
+_LAYOUT_SETTINGS = ("stripe_count", "overstripe_count", "stripe_size")
+
+
+def _laid_out(system: FileSystem, plan: Io500Plan, phase: str, experiment: Experiment, notes: list[str]) -> Experiment:
+    """The experiment of ``phase`` with the layout the submission's script sets on its
+    directory (Lustre only; a user's own stripe settings win), noting once per directory
+    what was used."""
+    layout = plan.layout_of(phase)
+    if layout is None:
+        return experiment
+    directory = phase.rsplit("-", 1)[0]
+    if not system.OVERSTRIPING:  # lfs setstripe is Lustre's
+        note = f"the lfs setstripe layouts of {plan.layout_source} are Lustre's: not used on {system.FILESYSTEM}"
+        if note not in notes:
+            notes.append(note)
+        return experiment
+    settings, layout_notes = layout.settings(system.target_count)
+    own = [key for key in _LAYOUT_SETTINGS if getattr(experiment, key) is not None]
+    if own:
+        note = f"{directory}: {', '.join(own)} as set, not as {plan.layout_source} sets it ({layout.command})"
+    else:
+        stated = ", ".join(f"{key}={value}" for key, value in settings.items()) or "no stripe setting"
+        note = f"{directory}: laid out as {plan.layout_source} sets it ({layout.command}): {stated}"
+        experiment = dataclasses.replace(experiment, **settings)
+    for line in (note, *(f"{directory}: {each}" for each in layout_notes)):
+        if line not in notes:
+            notes.append(line)
+    return experiment
 
 
 def _bounded(spec: WorkloadSpec, rate_per_rank: float | None, stonewall_s: float) -> WorkloadSpec:

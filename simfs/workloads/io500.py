@@ -42,12 +42,13 @@ from __future__ import annotations
 import configparser
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from simfs.errors import WorkloadError
 from simfs.workloads.options import FILE_SYSTEM_INTERFACES
+from simfs.workloads.setstripe import StripeLayout, script_layouts
 
 #: The standard phases in the harness's order, with the IO500 score they count towards.
 STANDARD_PHASES: tuple[tuple[str, Literal["bandwidth", "iops"]], ...] = (
@@ -103,6 +104,17 @@ class Io500Plan:
     stonewall_s: float
     phases: tuple[Io500Phase, ...]
     skipped: tuple[str, ...]
+    #: Lustre layouts the script sets on the harness's directories (``lfs setstripe``),
+    #: by directory (``"ior-hard"``, ``"mdtest-easy"``, ``""`` for the working directory).
+    layouts: dict[str, StripeLayout] = field(default_factory=dict, compare=False)
+    #: The script the layouts come from ("" if none).
+    layout_source: str = ""
+
+    def layout_of(self, phase: str) -> StripeLayout | None:
+        """The layout the files of ``phase`` (``ior-hard-read``) get: their directory's,
+        or else the working directory's."""
+        directory = phase.rsplit("-", 1)[0]
+        return self.layouts.get(directory) or self.layouts.get("")
 
 
 def read_io500_config(path: str | Path) -> Io500Plan:
@@ -115,7 +127,15 @@ def read_io500_config(path: str | Path) -> Io500Plan:
         raise WorkloadError(f"io500: {path}: {exc.strerror or exc}") from None
     if _BASH_SETTING.search(text) or re.search(r"^\s*io500_ini=", text, re.M):
         return parse_io500_script(text, str(path))
-    return parse_io500_config(text, str(path))
+    plan = parse_io500_config(text, str(path))
+    # The C harness (2020-) takes no layouts; a submission's io500.sh beside its
+    # config.ini prepares the directories with lfs setstripe before running it.
+    beside = path.with_name("io500.sh")
+    if beside.is_file():
+        layouts = script_layouts(beside.read_text(errors="replace"))
+        if layouts:
+            plan = replace(plan, layouts=layouts, layout_source=str(beside))
+    return plan
 
 
 _BASH_SETTING = re.compile(r"^\s*(?:export\s+)?io500_(?:ior|mdtest)_\w+=", re.M)
@@ -239,7 +259,9 @@ def parse_io500_script(text: str, origin: str = "io500.sh") -> Io500Plan:
         switch = values.get(_SCRIPT_SWITCHES[name], "True")
         return f"{_SCRIPT_SWITCHES[name]}={switch}" if switch.lower() in ("false", "0", "no") else ""
 
-    return _plan(origin, timer, lambda name: commands[name], switched_off)
+    plan = _plan(origin, timer, lambda name: commands[name], switched_off)
+    layouts = script_layouts(text)
+    return replace(plan, layouts=layouts, layout_source=origin) if layouts else plan
 
 
 def _plan(

@@ -304,3 +304,54 @@ def test_another_file_systems_client_is_simulated_as_posix_and_said_once():
     # One line per tool and kind, not one per phase.
     assert len(dfs) == len(set(dfs)) == 4
     assert any(note.startswith("ior -a DFS: the DFS interface is not modelled") for note in dfs)
+
+
+def test_the_layouts_the_submission_script_sets_reach_their_phases(tmp_path, capsys):
+    # A C-harness run: config.ini, and beside it the io500.sh that prepared the directories
+    # (its lines as CMKL Apex, submission 587, and Erlangen Helma, 736, wrote them).
+    config = tmp_path / "config.ini"
+    config.write_text(
+        "[global]\n[debug]\nstonewall-time = 1\n[ior-easy]\nblockSize = 64m\n[ior-hard]\nsegmentCount = 40\n"
+        "[mdtest-easy]\nn = 50\n[mdtest-hard]\nn = 50\n"
+    )
+    (tmp_path / "io500.sh").write_text(
+        "  lfs setstripe -c 1 $workdir\n  lfs setstripe -C $((osts * 4)) -S 16M $workdir/ior-hard\n"
+        "  lfs setstripe -E 1M -L mdt $workdir/mdtest-hard || true #DoM?\n"
+    )
+    plan = read_io500_config(config)
+    assert plan.layout_source == str(tmp_path / "io500.sh")
+    assert plan.layout_of("ior-hard-read").command == "lfs setstripe -C $((osts * 4)) -S 16M $workdir/ior-hard"
+    assert plan.layout_of("ior-easy-write").command == "lfs setstripe -c 1 $workdir"
+    lfs3 = load_system("crtdc-lfs3")  # 16 OSTs
+    result = simulate_io500(lfs3, plan, Experiment(nodes=2, ppn=2))
+    assert (
+        f"ior-hard: laid out as {tmp_path / 'io500.sh'} sets it (lfs setstripe -C $((osts * 4)) -S 16M "
+        "$workdir/ior-hard): overstripe_count=64, stripe_size=16777216" in result.notes
+    )
+    assert any(n.startswith("mdtest-hard: ") and "data on the MDT (DoM) is not modelled" in n for n in result.notes)
+    # The ior-hard phases ran on that layout: the same as asking for it by hand.
+    by_hand = simulate_io500(
+        lfs3,
+        parse_io500_config(config.read_text()),
+        Experiment(nodes=2, ppn=2, overstripe_count=64, stripe_size=16 << 20),
+    )
+    frame, hand = result.phases.set_index("phase"), by_hand.phases.set_index("phase")
+    for phase in ("ior-hard-write", "ior-hard-read"):
+        assert frame.loc[phase, "rate"] == hand.loc[phase, "rate"]
+    # A user's own stripe setting wins, and the note says so.
+    own = simulate_io500(lfs3, plan, Experiment(nodes=2, ppn=2, stripe_count=4))
+    assert any(n.startswith("ior-hard: stripe_count as set, not as") for n in own.notes)
+    # lfs setstripe is Lustre's: a PanFS model says it does not use them.
+    panfs = simulate_io500(load_system("crtdc-panfs"), plan, Experiment(nodes=2, ppn=2))
+    assert any("are Lustre's: not used on panfs" in n for n in panfs.notes)
+
+
+def test_the_bash_harness_script_carries_its_own_layouts():
+    text = (BASH / "io500.sh").read_text()
+    assert parse_io500_script_text(text).layouts == {}  # its only mention is in a comment
+    # The harness's setup_directories, as the 2018-2019 submissions filled it in.
+    text += "\nfunction setup_directories {\n  lfs setstripe -c -1 $io500_workdir/ior_hard\n}\n"
+    plan = parse_io500_script_text(text, "io500.sh")
+    assert plan.layout_source == "io500.sh"
+    assert plan.layout_of("ior-hard-write").settings(16) == ({"stripe_count": -1}, [])
+    assert plan.layout_of("ior-easy-write") is None
