@@ -97,6 +97,40 @@ def test_bonnie_formats_196_and_197_have_every_field_two_places_earlier(tmp_path
         read_measurements(short)
 
 
+def test_bonnie_stdout_is_read_from_its_csv_line_not_its_rounded_tables(tmp_path):
+    # bonnie++ 2.00a without -q: the tables say "1.0g" for the block write; the CSV line
+    # on line 11 says 1024138 KiB/s.
+    frame = read_measurements(DATA / "bonnie-2.00a-stdout.txt")
+    phases = dict(zip(frame["phase"], frame["value"]))
+    assert phases == {"write_char": 1225 * 1024, "write_block": 1024138 * 1024, "read_char": 2158 * 1024}
+    assert set(frame["source"]) == {f"{DATA / 'bonnie-2.00a-stdout.txt'}:11"}
+    tables = tmp_path / "tables.txt"
+    tables.write_text("".join((DATA / "bonnie-2.00a-stdout.txt").read_text().splitlines(True)[:10]))
+    with pytest.raises(SimfsError, match=r"tables\.txt: bonnie\+\+ output without its CSV line"):
+        read_measurements(tables)
+
+
+def test_bonnie_103_lines_have_no_format_version():
+    # A 1.03e stdout (progress, tables, CSV line) and a 1.03b CSV line, as their users
+    # posted them; the values are the tables' K/sec and /sec.
+    frame = read_measurements(DATA / "bonnie-1.03e.txt")
+    phases = dict(zip(frame["phase"], frame["value"]))
+    assert phases == {
+        "write_char": 87919 * 1024,
+        "write_block": 55024 * 1024,
+        "rewrite": 56396 * 1024,
+        "read_char": 88632 * 1024,
+        "read_block": 2981975 * 1024,
+        "sequential_create": 319,
+        "sequential_delete": 266,
+        "random_create": 307,
+        "random_delete": 269,
+    }  # seeks and the stats were "+++++"
+    assert set(frame["system"]) == {"raid0"} and set(frame["workload"]) == {"bonnie++ -s 2G"}
+    line = read_measurements(DATA / "bonnie-1.03b.csv").set_index("phase")["value"]
+    assert line["random_seek"] == 311.3 and line["read_block"] == 193807 * 1024 and len(line) == 6
+
+
 def test_obdfilter_survey_as_published():
     frame = read_measurements(ROOT / "calibration" / "xyratex-cs6000" / "obdfilter-survey.txt")
     write = frame[(frame["phase"] == "write") & (frame["metric"] == "ost_bw")]

@@ -160,6 +160,16 @@ BAD_VALUES = [
         r"bonnie\.csv:1: field 3 \(concurrency\): expected a positive integer",
     ),
     (
+        "bonnie.txt",
+        edited("bonnie-1.03e.txt", ",2981975,", ",inf,"),
+        r"bonnie\.txt:22: field 10 \(read_block\): expected a positive finite number, got inf",
+    ),
+    (
+        "bonnie.csv",
+        edited("bonnie-1.03b.csv", ",311.3,", ",0,"),
+        r"bonnie\.csv:1: field 12 \(random_seek\): expected a positive finite number, got 0",
+    ),
+    (
         "iozone.txt",
         edited("iozone-throughput.txt", "2950211.62", "0.00"),
         r"iozone\.txt:24: initial writers throughput: expected a positive finite number, got 0\.0",
