@@ -60,6 +60,25 @@ def test_a_log_replays_on_a_system_with_its_notes(capsys):
     assert "note: darshan mpi-io-test.darshan" in capsys.readouterr().err
 
 
+def test_a_log_without_posix_data_replays_its_stdio_streams_not_its_standard_ones():
+    # MILC on Theta: 128 processes, STDIO records only.  Rank 0 read two input files
+    # through C streams (12,886 bytes); every process printed to <STDOUT> (489,948 bytes),
+    # which is not the file system.
+    log = LOGS / "darshan-apmpi-2nodes-64mpi.darshan"
+    spec = parse_workload(f"darshan {log}")
+    assert [p.label for p in spec.phases] == ["read (files per process, STDIO)"]
+    read = spec.phases[0]
+    # A stream reads its buffer: at least 4 KiB, whatever the mean fread asked.
+    assert read.transfer_size_bytes == 4096 and read.bytes_per_rank == 4096 and not read.random_offsets
+    assert spec.options["module"] == "STDIO"
+    assert any("no POSIX data: the STDIO streams are replayed" in note for note in spec.notes)
+    assert any("127 of 128 processes moved none" in note for note in spec.notes)
+    result = simfs.simulate("crtdc-lfs3", f"darshan {log}", nodes=1, ppn=2)
+    assert list(result.phases["phase"]) == ["read (files per process, STDIO)"]
+    # Where POSIX moved data, the POSIX records are replayed: mpi-io-test's STDIO is <STDOUT> only.
+    assert parse_workload(f"darshan {LOGS / 'mpi-io-test.darshan'}").options["module"] == "POSIX"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [("", "give one Darshan log"), ("/no/such.darshan", "no such file"), (__file__, "not a readable Darshan log")],
