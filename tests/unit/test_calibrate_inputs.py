@@ -27,6 +27,15 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "ingest"
 
 
+def _synthetic_csv(path: Path) -> Path:
+    """The synthetic runs of the tiny profile as a measurements CSV at ``path``."""
+    lines = ["system,tool,workload,nodes,ppn,settings,over,phase,metric,value,unit,uncertainty,source"]
+    for row in synthetic(2e8, 1.2e8).itertuples():
+        lines.append(f"tiny,dd,{row.workload},{row.nodes},{row.ppn},,,{row.phase},agg_bw,{row.value},B/s,,synthetic")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 @pytest.fixture
 def tiny(tmp_path):
     """A small Lustre profile, calibration data that fits it, and where --out goes."""
@@ -34,10 +43,7 @@ def tiny(tmp_path):
     profile.write_text(PROFILE)
     data = tmp_path / "data"
     data.mkdir()
-    lines = ["system,tool,workload,nodes,ppn,settings,over,phase,metric,value,unit,uncertainty,source"]
-    for row in synthetic(2e8, 1.2e8).itertuples():
-        lines.append(f"tiny,dd,{row.workload},{row.nodes},{row.ppn},,,{row.phase},agg_bw,{row.value},B/s,,synthetic")
-    (data / "runs.csv").write_text("\n".join(lines) + "\n")
+    _synthetic_csv(data / "runs.csv")
     return profile, data, tmp_path / "fitted.toml"
 
 
@@ -297,11 +303,7 @@ def test_a_follower_keeps_its_ratio_to_the_fitted_parameter(tmp_path, capsys):
     # The calibrated profile says so beside the value.
     source, out = tmp_path / "tiny.toml", tmp_path / "fitted.toml"
     source.write_text(FOLLOWING)
-    data = tmp_path / "runs.csv"
-    rows = ["system,tool,workload,nodes,ppn,settings,over,phase,metric,value,unit,uncertainty,source"]
-    for row in synthetic(2e8, 1.2e8).itertuples():
-        rows.append(f"tiny,dd,{row.workload},{row.nodes},{row.ppn},,,{row.phase},agg_bw,{row.value},B/s,,synthetic")
-    data.write_text("\n".join(rows) + "\n")
+    data = _synthetic_csv(tmp_path / "runs.csv")
     assert main(calibrate(source, [data], out, "--bootstrap", "0")) == 0
     capsys.readouterr()
     text = out.read_text()
@@ -342,11 +344,7 @@ def test_a_follower_of_a_leader_the_data_do_not_identify_keeps_its_value(tmp_pat
     assert fitted.fitted_profile().number("mds.open_per_s") == 2000.0
     source, out, report = tmp_path / "tiny.toml", tmp_path / "fitted.toml", tmp_path / "fit.md"
     source.write_text(text)
-    data = tmp_path / "runs.csv"
-    rows = ["system,tool,workload,nodes,ppn,settings,over,phase,metric,value,unit,uncertainty,source"]
-    for row in synthetic(2e8, 1.2e8).itertuples():
-        rows.append(f"tiny,dd,{row.workload},{row.nodes},{row.ppn},,,{row.phase},agg_bw,{row.value},B/s,,synthetic")
-    data.write_text("\n".join(rows) + "\n")
+    data = _synthetic_csv(tmp_path / "runs.csv")
     assert main(calibrate(source, [data], out, "--bootstrap", "0", "--report", str(report))) == 0
     capsys.readouterr()
     written = out.read_text()
