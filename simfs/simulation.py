@@ -443,10 +443,11 @@ class _Program:
         transfer = phase.transfer_size_bytes
         deadline = self.env.now + phase.stonewall_s if phase.stonewall_s else float("inf")
         written = 0
+        write = io.direct_write if phase.direct else io.write
         for offset in offsets:
             if self.env.now >= deadline:
                 break
-            yield from io.write(node, file_id, offset, transfer, label, call_bytes=transfer)
+            yield from write(node, file_id, offset, transfer, label, call_bytes=transfer)
             written += transfer
         if phase.fsync:
             yield from io.fsync(node, file_id, label)

@@ -164,6 +164,25 @@ def test_request_and_fluid_levels_agree_where_nothing_serialises(system, workloa
     assert request["agg_bw_Bps"] == pytest.approx(fluid["agg_bw_Bps"], rel=0.02)
 
 
+def test_direct_shared_writes_go_to_the_targets_under_their_locks_with_nothing_cached():
+    # IOR's hard pattern with O_DIRECT from 8 nodes: the same lock traffic as buffered
+    # writes, but each call is its own synchronous RPCs (one per stripe object it
+    # touches: 800 records of 47,008 B over 1 MiB stripes, 35 of them across a stripe
+    # boundary), no partial page is read and no dirty page is flushed on a callback.
+    strided = "ior -a POSIX -w -e -t 47008 -b 47008 -s 100"
+    buffered = simfs.simulate("crtdc-lfs3", strided, nodes=8, stripe_count=16)
+    direct = simfs.simulate("crtdc-lfs3", strided + " --posix.odirect", nodes=8, stripe_count=16)
+    row = direct.phases.iloc[0]
+    assert row["mode"] == "request" and row["bottleneck"] in {"direct-io-latency", "extent-lock"}
+    counts = direct.request_counts
+    records = 8 * 100
+    crossings = sum((offset // MIB) != ((offset + 47008 - 1) // MIB) for offset in range(0, records * 47008, 47008))
+    assert counts["rpcs"] == records + crossings == 835
+    assert counts.get("page_reads", 0) == 0 and buffered.request_counts["page_reads"] > 0
+    assert counts["lock_callbacks"] > 0  # the records still interleave within objects
+    assert row["bytes"] == records * 47008
+
+
 def test_write_back_caches_absorb_more_at_request_level():
     # lfs3's DDN caches: the fluid model lets them take the last bytes of each writer at
     # host speed; at request level they take writes while they destage, which the disks

@@ -330,15 +330,8 @@ class RequestIo:
         env, spent = self._env, self.seconds[tag]
         file = self._files[file_key]
         pieces = sorted(object_pieces(file.layout, offset, length))
-        per_object = self.locks.policy.per_object
-        # Locks, in object order (no cycles between nodes waiting for each other).
-        locks: list[Lock] = []
         started = env.now
-        if per_object:
-            for obj, start, end in pieces:
-                locks.append((yield from self.locks.acquire(node, (file.key, obj), start, end)))
-        else:
-            locks.append((yield from self.locks.acquire(node, (file.key,), offset, offset + length)))
+        locks = yield from self._acquire(node, file, pieces, offset, length)
         spent["extent-lock"] += env.now - started
         # Partial first and last pages that hold other nodes' data: read them first.
         started = env.now
@@ -383,6 +376,43 @@ class RequestIo:
                     self._space_waiters[node][target].append(waiter)
                     yield waiter
         spent["rpc-window"] += env.now - started
+
+    def direct_write(
+        self, node: int, file_key: Hashable, offset: int, length: int, tag: str, *, call_bytes: int | None = None
+    ) -> Generator[Event, object, None]:
+        """One O_DIRECT write call: under its locks, the bytes go from the process's buffer
+        straight to the targets as synchronous RPCs, and the call returns when they are
+        there.  Nothing is cached, so a callback finds nothing to flush: the holder cancels
+        as soon as its calls under the lock are done (Lustre's direct I/O takes the same
+        extent locks as buffered I/O, ``ll_direct_IO`` through ``cl_io``)."""
+        env, spent = self._env, self.seconds[tag]
+        file = self._files[file_key]
+        pieces = sorted(object_pieces(file.layout, offset, length))
+        started = env.now
+        locks = yield from self._acquire(node, file, pieces, offset, length)
+        spent["extent-lock"] += env.now - started
+        started = env.now
+        spec = self._clients[node].spec
+        if self._system.mechanisms["call_overhead"] and call_bytes:
+            # The system call and the page pinning; no copy (the NIC reads the user pages).
+            finish = self._cores[node].reserve(spec.call_overhead_s * length / call_bytes)
+            yield env.timeout(finish - env.now)
+        rpcs = [env.process(self._rpc(node, file, obj, start, end, "write")) for obj, start, end in pieces]
+        yield env.all_of(rpcs)
+        spent["direct-io-latency"] += env.now - started
+        for lock in locks:
+            self.locks.done(lock)
+
+    def _acquire(self, node: int, file: _File, pieces: list[tuple[int, int, int]], offset: int, length: int):
+        """The locks a write of ``pieces`` needs, in object order (no cycles between nodes
+        waiting for each other)."""
+        locks: list[Lock] = []
+        if self.locks.policy.per_object:
+            for obj, start, end in pieces:
+                locks.append((yield from self.locks.acquire(node, (file.key, obj), start, end)))
+        else:
+            locks.append((yield from self.locks.acquire(node, (file.key,), offset, offset + length)))
+        return locks
 
     def fsync(self, node: int, file_key: Hashable, tag: str) -> Generator[Event, object, None]:
         """Write back every dirty page of the file from ``node`` and wait for it."""
