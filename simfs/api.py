@@ -146,6 +146,8 @@ def sweep(
     overrides: Mapping[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
     force: bool = False,
+    jobs: int = 1,
+    scheduler: str | None = None,
     **settings: Any,
 ) -> pd.DataFrame:
     """Simulate the Cartesian product of ``vary`` and return one tidy phase table.
@@ -153,7 +155,17 @@ def sweep(
     ``vary`` maps a setting or profile field to its values, e.g.
     ``{"nodes": [1, 2, 4], "oss.count": [8, 16]}``; each varied key is a column of the
     result.  ``progress(done, total)`` is called after every point.
+
+    The points are independent simulations: ``jobs`` runs them in that many local
+    processes, ``scheduler`` (``tcp://host:8786``, or a ``dask.distributed.Client``) on a
+    Dask cluster (``pip install 'simfs[dask]'``).  Either way the table is the serial
+    one, row for row: every point is deterministic (its experiment's seed) and the
+    rows are put back in the points' order.
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise SimfsError(f"sweep: jobs: expected a positive number of processes, got {jobs!r}")
+    if scheduler is not None and jobs > 1:
+        raise SimfsError("sweep: give jobs (local processes) or scheduler (a Dask cluster), not both")
     if not vary:
         raise SimfsError("sweep: nothing to vary (give at least one KEY=V1,V2,...)")
     keys = list(vary)
@@ -183,16 +195,13 @@ def sweep(
         costs = [simulation.estimate_cost(built, spec, experiment) for built, experiment in planned]
         total = replace(max(costs, key=lambda c: c.memory_bytes), seconds=sum(c.seconds for c in costs))
         cost.check(total)
-    frames = []
-    for done, (point, (built, experiment)) in enumerate(zip(points, planned), start=1):
-        result = simulation.run(built, spec, experiment, force=True)
-        frame = result.phases
+    from simfs.sweep_runner import run_points
+
+    frames = run_points([(built, spec, experiment) for built, experiment in planned], jobs, scheduler, progress)
+    for frame, point in zip(frames, points):
         for key, value in zip(keys, point):
             if key not in frame.columns:
                 frame.insert(0, key, value)
-        frames.append(frame)
-        if progress is not None:
-            progress(done, len(points))
     import pandas as pd
 
     return pd.concat(frames, ignore_index=True)

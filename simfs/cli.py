@@ -321,6 +321,18 @@ def _parser() -> argparse.ArgumentParser:
                 help="a validation case (TOML) of this workload: its measured values are printed and plotted "
                 "beside the prediction; repeatable",
             )
+            sub.add_argument(
+                "--jobs",
+                type=_positive_int,
+                default=1,
+                metavar="N",
+                help="run the points in N local processes (the same rows as one by one)",
+            )
+            sub.add_argument(
+                "--scheduler",
+                metavar="ADDRESS",
+                help="run the points on a Dask cluster (tcp://host:8786; pip install 'simfs[dask]')",
+            )
             sub.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
             sub.set_defaults(handler=_sweep)
     return parser
@@ -566,7 +578,16 @@ def _sweep(args: argparse.Namespace) -> int:
             bar.update(1)
 
     try:
-        phases = sweep(args.system, args.workload, vary, overrides=overrides, progress=progress, force=args.force)
+        phases = sweep(
+            args.system,
+            args.workload,
+            vary,
+            overrides=overrides,
+            progress=progress,
+            force=args.force,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+        )
     finally:
         if bar is not None:
             bar.close()

@@ -1,0 +1,63 @@
+"""Sweeps in local processes and on a Dask cluster give the serial sweep's rows."""
+
+import pytest
+
+import simfs
+from simfs import sweep_runner
+from simfs.cli import main
+from simfs.errors import SimfsError
+
+WORKLOAD = "ior -a POSIX -F -t 1m -b 64m"
+VARY = {"nodes": [1, 2, 4], "stripe_count": [1, 4], "oss.count": [2, 4]}
+
+
+@pytest.fixture(scope="module")
+def serial():
+    return simfs.sweep("crtdc-lfs3", WORKLOAD, VARY)
+
+
+def test_local_processes_give_the_serial_rows(serial):
+    calls = []
+    parallel = simfs.sweep("crtdc-lfs3", WORKLOAD, VARY, jobs=2, progress=lambda done, total: calls.append(done))
+    assert parallel.equals(serial)
+    assert calls == list(range(1, 13))  # every point reported once, whatever order they finish in
+
+
+def test_a_dask_local_cluster_gives_the_serial_rows(serial):
+    distributed = pytest.importorskip("dask.distributed")
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        assert simfs.sweep("crtdc-lfs3", WORKLOAD, VARY, scheduler=client).equals(serial)
+        # By address, as simfs sweep --scheduler tcp://host:port connects.
+        assert simfs.sweep("crtdc-lfs3", WORKLOAD, VARY, scheduler=cluster.scheduler_address).equals(serial)
+
+
+def test_the_cli_sweep_prints_the_same_table_with_jobs(capsys):
+    argv = ["sweep", "--system", "crtdc-lfs3", "--workload", WORKLOAD, "--vary", "nodes=1,2,4", "--no-progress"]
+    assert main(argv) == 0
+    one = capsys.readouterr().out
+    assert main([*argv, "--jobs", "2"]) == 0
+    assert capsys.readouterr().out == one
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"jobs": 0}, "sweep: jobs: expected a positive number of processes, got 0"),
+        ({"jobs": 2, "scheduler": "tcp://127.0.0.1:1"}, "give jobs (local processes) or scheduler"),
+    ],
+)
+def test_bad_parallel_settings_are_refused(settings, message):
+    with pytest.raises(SimfsError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        simfs.sweep("crtdc-lfs3", WORKLOAD, {"nodes": [1, 2]}, **settings)
+
+
+def test_an_unreachable_scheduler_is_one_line(monkeypatch, capsys):
+    pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(sweep_runner, "CONNECT_TIMEOUT_S", 1.0)
+    argv = ["sweep", "--system", "crtdc-lfs3", "--workload", WORKLOAD, "--vary", "nodes=1,2", "--no-progress"]
+    assert main([*argv, "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err
+    assert "--scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler" in err and err.count("\n") == 1
