@@ -162,10 +162,9 @@ def sweep(
     one, row for row: every point is deterministic (its experiment's seed) and the
     rows are put back in the points' order.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise SimfsError(f"sweep: jobs: expected a positive number of processes, got {jobs!r}")
-    if scheduler is not None and jobs > 1:
-        raise SimfsError("sweep: give jobs (local processes) or scheduler (a Dask cluster), not both")
+    from simfs.parallel import check_jobs
+
+    check_jobs(jobs, scheduler, "sweep")
     if not vary:
         raise SimfsError("sweep: nothing to vary (give at least one KEY=V1,V2,...)")
     keys = list(vary)
@@ -195,9 +194,10 @@ def sweep(
         costs = [simulation.estimate_cost(built, spec, experiment) for built, experiment in planned]
         total = replace(max(costs, key=lambda c: c.memory_bytes), seconds=sum(c.seconds for c in costs))
         cost.check(total)
-    from simfs.sweep_runner import run_points
+    from simfs.parallel import map_ordered, run_point
 
-    frames = run_points([(built, spec, experiment) for built, experiment in planned], jobs, scheduler, progress)
+    tasks = [(built, spec, experiment) for built, experiment in planned]
+    frames = map_ordered(run_point, tasks, jobs, scheduler, progress)
     for frame, point in zip(frames, points):
         for key, value in zip(keys, point):
             if key not in frame.columns:

@@ -127,6 +127,17 @@ def _parser() -> argparse.ArgumentParser:
         "--seed", default="0", metavar="N", help="bootstrap seed, a non-negative integer (default 0)"
     )
     calibrate.add_argument(
+        "--jobs",
+        default="1",
+        metavar="N",
+        help="run the bootstrap refits in N local processes (the same intervals as one by one)",
+    )
+    calibrate.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the bootstrap refits on a Dask cluster (tcp://host:8786; pip install 'simfs[dask]')",
+    )
+    calibrate.add_argument(
         "--strict",
         action="store_true",
         help="stop at the first file in a folder that cannot be read (default: skip it with a warning)",
@@ -653,6 +664,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     # Every option before any file is read and before the fit, which takes minutes.
     bootstrap = check_bootstrap(integer(args.bootstrap, "--bootstrap"), "--bootstrap")
     seed = check_seed(integer(args.seed, "--seed"), "--seed")
+    from simfs.parallel import check_jobs
+
+    jobs = check_jobs(integer(args.jobs, "--jobs"), args.scheduler, "--jobs")
     profile = load_profile(args.system)
     out = _output_path(args.out, "--out")
     report_path = _output_path(args.report, "--report", (".md",)) if args.report else None
@@ -686,7 +700,15 @@ def _calibrate(args: argparse.Namespace) -> int:
             else:
                 bar.update(1)
 
-        calibrator = ProfileCalibrator(profile, free=args.free, bootstrap=bootstrap, seed=seed, progress=progress)
+        calibrator = ProfileCalibrator(
+            profile,
+            free=args.free,
+            bootstrap=bootstrap,
+            seed=seed,
+            progress=progress,
+            jobs=jobs,
+            scheduler=args.scheduler,
+        )
         calibrator.fit(measurements)
     messages = read_messages + fit_messages
     data = [str(p) for p in args.data]

@@ -62,6 +62,7 @@ from simfs.calibrate.free import FreeParameter, declared_followers, declared_fre
 from simfs.errors import SimfsError
 from simfs.filesystems import system_from_profile
 from simfs.ingest import fio
+from simfs.parallel import check_jobs, map_ordered
 from simfs.predict import SIMULATED_METRICS, NotSimulatedWarning, Point, Predictor, plan
 from simfs.systems.profile import Profile, load_profile
 from simfs.workloads import parse_workload
@@ -167,6 +168,11 @@ class ProfileCalibrator:
     progress: called as ``progress(stage, done)`` after every model evaluation of the fit
         (``stage`` ``"fit"``) and every bootstrap refit (``"bootstrap"``): a fit runs
         hundreds of simulations, and ``simfs calibrate`` shows them on a terminal.
+    jobs: local processes the bootstrap refits run in (1: one after another); the refits
+        are independent fits to noise drawn up front from ``seed``, so the intervals are
+        the same whatever ``jobs`` is.
+    scheduler: a Dask scheduler address or ``dask.distributed.Client`` to run the
+        bootstrap refits on instead (``pip install 'simfs[dask]'``).
     """
 
     def __init__(
@@ -183,6 +189,8 @@ class ProfileCalibrator:
         prior_weight: float = 0.01,
         min_sensitivity: float = 0.01,
         progress: Callable[[str, int], None] | None = None,
+        jobs: int = 1,
+        scheduler: Any = None,
     ) -> None:
         self.system = system
         self.free = free
@@ -195,11 +203,14 @@ class ProfileCalibrator:
         self.prior_weight = prior_weight
         self.min_sensitivity = min_sensitivity
         self.progress = progress
+        self.jobs = jobs
+        self.scheduler = scheduler
 
     # -- fitting ------------------------------------------------------------------------
     def fit(self, measurements: pd.DataFrame) -> ProfileCalibrator:
         check_bootstrap(self.bootstrap, "bootstrap")
         check_seed(self.seed, "seed")
+        check_jobs(self.jobs, self.scheduler, "calibrate")
         self._evaluations = 0
         profile = self.system if isinstance(self.system, Profile) else load_profile(self.system)
         parameters = declared_free_parameters(profile, self.free)
@@ -228,8 +239,7 @@ class ProfileCalibrator:
             return self._predict(profile, parameters, np.exp(x), points)
 
         def residuals(x: np.ndarray, target: np.ndarray) -> np.ndarray:
-            data = (np.log(predict(x)) - np.log(target)) * weights
-            return np.concatenate([data, self.prior_weight * (x - prior)])
+            return _residuals(predict(x), target, weights, x, prior, self.prior_weight)
 
         start = self._best_start(residuals, prior, lower, upper, measured)
 
@@ -252,7 +262,8 @@ class ProfileCalibrator:
 
         sensitivity = sensitivities(result)
         flat = sensitivity < self.min_sensitivity
-        samples = self._bootstrap(residuals, result.x, lower, upper, measured, stated, rms)
+        model = _Model(profile, parameters, points, weights, prior, self.prior_weight)
+        samples = self._bootstrap(model, result.x, lower, upper, measured, stated, rms)
         intervals: dict[str, tuple[float, float] | None] = {}
         for i, parameter in enumerate(parameters):
             if flat[i]:
@@ -332,27 +343,23 @@ class ProfileCalibrator:
         if self.progress is not None:
             self._evaluations += 1
             self.progress("fit", self._evaluations)
-        overrides = {p.name: float(v) for p, v in zip(parameters, values)}
-        candidate = profile.with_overrides(overrides | followed_values(profile, overrides))
-        predictor = Predictor(system_from_profile(candidate), candidate)
-        return np.array([predictor.predict(point) for point in points])
+        return predict_points(profile, parameters, values, points)
 
-    def _bootstrap(self, residuals, x, lower, upper, measured, stated, rms) -> np.ndarray:
+    def _bootstrap(self, model: _Model, x, lower, upper, measured, stated, rms) -> np.ndarray:
         if self.bootstrap == 0:
             return np.empty((0, len(x)))
         rng = np.random.default_rng(self.seed)
         sigma = np.where(np.isfinite(stated) & (stated > 0), stated, max(rms, self.min_sigma))
         sigma = np.where(np.isinf(stated), 0.0, sigma)
-        samples = []
-        for _ in range(self.bootstrap):
-            noisy = measured * np.exp(rng.normal(0.0, sigma))
-            refit = least_squares(
-                residuals, x, bounds=(lower, upper), args=(noisy,), diff_step=1e-3, max_nfev=self.max_evaluations
-            )
-            samples.append(np.exp(refit.x))
+        # Every draw first, in order: the refits then run anywhere, in any order.
+        targets = [measured * np.exp(rng.normal(0.0, sigma)) for _ in range(self.bootstrap)]
+        tasks = [(model, x, lower, upper, noisy, self.max_evaluations) for noisy in targets]
+
+        def progress(done: int, total: int) -> None:
             if self.progress is not None:
-                self.progress("bootstrap", len(samples))
-        return np.array(samples)
+                self.progress("bootstrap", done)
+
+        return np.array(map_ordered(_refit, tasks, self.jobs, self.scheduler, progress))
 
     def _check_identifiability(self, parameters, flat, fitted, intervals) -> dict[str, bool | None]:
         identifiable = {}
@@ -445,3 +452,39 @@ class ProfileCalibrator:
             "median_abs_error_pct": float(np.median(errors)),
             "worst_abs_error_pct": float(errors.max()),
         }
+
+
+def predict_points(profile: Profile, parameters: list[FreeParameter], values: np.ndarray, points: list[Point]):
+    """The points' predictions with the free parameters at ``values`` (and their
+    ``[calibration.follow]`` fields moved with them)."""
+    overrides = {p.name: float(v) for p, v in zip(parameters, values)}
+    candidate = profile.with_overrides(overrides | followed_values(profile, overrides))
+    predictor = Predictor(system_from_profile(candidate), candidate)
+    return np.array([predictor.predict(point) for point in points])
+
+
+def _residuals(predicted, target, weights, x, prior, prior_weight: float) -> np.ndarray:
+    """Weighted log errors, then the weak pull of each parameter towards its prior."""
+    data = (np.log(predicted) - np.log(target)) * weights
+    return np.concatenate([data, prior_weight * (x - prior)])
+
+
+class _Model:
+    """The fit's residuals as a picklable object: a bootstrap refit may run in another
+    process or on a Dask worker."""
+
+    def __init__(self, profile, parameters, points, weights, prior, prior_weight: float) -> None:
+        self.profile, self.parameters, self.points = profile, parameters, points
+        self.weights, self.prior, self.prior_weight = weights, prior, prior_weight
+
+    def residuals(self, x: np.ndarray, target: np.ndarray) -> np.ndarray:
+        predicted = predict_points(self.profile, self.parameters, np.exp(x), self.points)
+        return _residuals(predicted, target, self.weights, x, self.prior, self.prior_weight)
+
+
+def _refit(model: _Model, x, lower, upper, target, max_evaluations: int) -> np.ndarray:
+    """One bootstrap refit: the fit to ``target`` from the fitted ``x``; the parameters."""
+    refit = least_squares(
+        model.residuals, x, bounds=(lower, upper), args=(target,), diff_step=1e-3, max_nfev=max_evaluations
+    )
+    return np.exp(refit.x)

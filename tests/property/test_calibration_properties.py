@@ -124,6 +124,25 @@ def test_same_seed_same_bootstrap_and_seed_matters():
     assert not np.array_equal(a, c)
 
 
+def test_bootstrap_refits_in_processes_or_on_dask_give_the_same_intervals():
+    # The noise is drawn up front from the seed; each refit is independent, so where it
+    # runs changes nothing.
+    data = synthetic(2e8, 1.2e8)
+    serial = calibrator(seed=4).fit(data)
+    done = []
+    two = calibrator(seed=4, jobs=2, progress=lambda stage, n: done.append((stage, n))).fit(data)
+    assert np.array_equal(two.bootstrap_samples_, serial.bootstrap_samples_)
+    assert two.intervals_ == serial.intervals_
+    assert [n for stage, n in done if stage == "bootstrap"] == list(range(1, MIN_BOOTSTRAP + 1))
+    distributed = pytest.importorskip("dask.distributed")
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        on_dask = calibrator(seed=4, scheduler=client).fit(data)
+    assert np.array_equal(on_dask.bootstrap_samples_, serial.bootstrap_samples_)
+
+
 def test_a_parameter_no_measurement_touches_is_flagged():
     from simfs.calibrate import IdentifiabilityWarning
 

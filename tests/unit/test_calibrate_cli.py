@@ -76,8 +76,11 @@ def test_calibrate_refuses_to_overwrite_its_source(tiny, capsys):
         (["calibrate", "--system", "crtdc-lfs3", "{empty}", "--out", "{out}"], "no measurement files found"),
         (["calibrate", "--system", "crtdc-lfs3", "{missing}", "--out", "{out}"], "no such file or directory"),
         (["validate", "{empty}"], "no validation cases"),
+        (["calibrate", "--system", "crtdc-lfs3", "{empty}", "--out", "{out}", "--jobs", "0"], "--jobs: jobs: expected a positive number of processes, got 0"),
+        (["calibrate", "--system", "crtdc-lfs3", "{empty}", "--out", "{out}", "--jobs", "two"], "--jobs 'two': expected an integer"),
+        (["calibrate", "--system", "crtdc-lfs3", "{empty}", "--out", "{out}", "--jobs", "2", "--scheduler", "tcp://h:1"], "give jobs (local processes) or scheduler"),
     ],
-)
+)  # fmt: skip
 def test_calibrate_and_validate_input_errors(tmp_path, capsys, args, message):
     (tmp_path / "empty").mkdir()
     filled = [a.format(empty=tmp_path / "empty", missing=tmp_path / "nope", out=tmp_path / "o.toml") for a in args]

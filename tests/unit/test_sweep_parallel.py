@@ -3,7 +3,7 @@
 import pytest
 
 import simfs
-from simfs import sweep_runner
+from simfs import parallel
 from simfs.cli import main
 from simfs.errors import SimfsError
 
@@ -56,7 +56,7 @@ def test_bad_parallel_settings_are_refused(settings, message):
 
 def test_an_unreachable_scheduler_is_one_line(monkeypatch, capsys):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr(sweep_runner, "CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT_S", 1.0)
     argv = ["sweep", "--system", "crtdc-lfs3", "--workload", WORKLOAD, "--vary", "nodes=1,2", "--no-progress"]
     assert main([*argv, "--scheduler", "tcp://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err
