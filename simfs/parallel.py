@@ -93,7 +93,21 @@ def _on_dask(function, tasks: Sequence[tuple], scheduler: Any, finished) -> None
     else:
         client = scheduler
     try:
-        futures = [client.submit(function, *task, pure=False) for task in tasks]
+        # An argument many tasks share (a sweep's built system and workload) is sent to
+        # the workers once, not once per task.
+        uses: dict[int, int] = {}
+        for task in tasks:
+            for argument in task:
+                uses[id(argument)] = uses.get(id(argument), 0) + 1
+        shared = {}
+        for task in tasks:
+            for argument in task:
+                if uses[id(argument)] > 1 and id(argument) not in shared:
+                    shared[id(argument)] = client.scatter(argument, broadcast=True, hash=False)
+        futures = [
+            client.submit(function, *(shared.get(id(argument), argument) for argument in task), pure=False)
+            for task in tasks
+        ]
         index_of = {future.key: index for index, future in enumerate(futures)}
         for done, future in enumerate(as_completed(futures), start=1):
             finished(index_of[future.key], future.result(), done)
