@@ -92,3 +92,17 @@ def test_a_recorded_fit_is_read_back_as_it_was_written():
     assert study._recorded_fit(recorded) == ({"mds.create_per_s": 117700.0, "mds.stat_per_s": 564100.5}, {})
     recorded["held_followers"] = "metadata.open_per_s<-metadata.create_per_s"
     assert study._recorded_fit(recorded)[1] == {"metadata.open_per_s": "metadata.create_per_s"}
+
+
+def test_the_report_splits_ior_hard_by_whether_the_layout_was_stated():
+    rows = pd.DataFrame(
+        [
+            {"role": "predicted", "submission": "a", "model": "lustre", "phase": "ior-hard-write", "ratio": 0.8,
+             "layout": "lfs setstripe -C $((osts * 4)) $workdir/ior-hard"},
+            {"role": "predicted", "submission": "b", "model": "lustre", "phase": "ior-hard-write", "ratio": 0.2,
+             "layout": float("nan")},
+        ]
+    )  # fmt: skip
+    text = study.report(rows, pd.DataFrame())
+    assert "| stated (lfs setstripe) | 1 | 0.80 | 100% |" in text
+    assert "| not stated (one stripe) | 1 | 0.20 | 0% |" in text

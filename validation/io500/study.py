@@ -337,6 +337,7 @@ def report(rows: pd.DataFrame, skipped: pd.DataFrame, covered: str = "") -> str:
         lines += [*_table(fitted), "", "Hard phases, predicted:", "", *header, *_table(predicted)]
         inside = ((predicted["ratio"] >= 0.5) & (predicted["ratio"] <= 2.0)).mean()
         lines += ["", f"All predicted phases: {len(predicted)}, within 2x: {inside:.0%}.", ""]
+        lines += _layout_lines(predicted)
         missing = rows[rows["role"] == "not simulated"]
         if not missing.empty:
             lines += ["## Hard phases not simulated", "", "| submission | phase | why |", "|---|---|---|"]
@@ -348,6 +349,24 @@ def report(rows: pd.DataFrame, skipped: pd.DataFrame, covered: str = "") -> str:
         for _, row in skipped.iterrows():
             lines.append(f"| {row['submission']} | {row['file_system']} | {row['reason']} |")
     return "\n".join(lines) + "\n"
+
+
+def _layout_lines(predicted: pd.DataFrame) -> list[str]:
+    """ior-hard on Lustre, with and without the layout the submission's io500.sh states."""
+    if "layout" not in predicted.columns:
+        return []
+    hard = predicted[(predicted["model"] == "lustre") & predicted["phase"].str.startswith("ior-hard")]
+    if hard.empty:
+        return []
+    stated = hard["layout"].fillna("").astype(str).str.len() > 0
+    lines = ["Lustre ior-hard phases by whether the submission's io500.sh states the file's layout:", ""]
+    lines += ["| layout | phases | median ratio | within 2x |", "|---|---|---|---|"]
+    for label, group in (("stated (lfs setstripe)", hard[stated]), ("not stated (one stripe)", hard[~stated])):
+        if len(group):
+            ratio = group["ratio"]
+            inside = ((ratio >= 0.5) & (ratio <= 2.0)).mean()
+            lines.append(f"| {label} | {len(group)} | {np.median(ratio):.2f} | {inside:.0%} |")
+    return [*lines, ""]
 
 
 def _table(rows: pd.DataFrame) -> list[str]:
