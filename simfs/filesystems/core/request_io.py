@@ -328,11 +328,7 @@ class RequestIo:
     ) -> Generator[Event, object, None]:
         """One write call of ``length`` bytes at ``offset`` from a process on ``node``."""
         env, spent = self._env, self.seconds[tag]
-        file = self._files[file_key]
-        pieces = sorted(object_pieces(file.layout, offset, length))
-        started = env.now
-        locks = yield from self._acquire(node, file, pieces, offset, length)
-        spent["extent-lock"] += env.now - started
+        file, pieces, locks = yield from self._locked(node, file_key, offset, length, spent)
         # Partial first and last pages that hold other nodes' data: read them first.
         started = env.now
         for obj, start, end in (pieces[0], pieces[-1]) if len(pieces) > 1 else pieces[:1]:
@@ -386,11 +382,7 @@ class RequestIo:
         as soon as its calls under the lock are done (Lustre's direct I/O takes the same
         extent locks as buffered I/O, ``ll_direct_IO`` through ``cl_io``)."""
         env, spent = self._env, self.seconds[tag]
-        file = self._files[file_key]
-        pieces = sorted(object_pieces(file.layout, offset, length))
-        started = env.now
-        locks = yield from self._acquire(node, file, pieces, offset, length)
-        spent["extent-lock"] += env.now - started
+        file, pieces, locks = yield from self._locked(node, file_key, offset, length, spent)
         started = env.now
         spec = self._clients[node].spec
         if self._system.mechanisms["call_overhead"] and call_bytes:
@@ -403,16 +395,21 @@ class RequestIo:
         for lock in locks:
             self.locks.done(lock)
 
-    def _acquire(self, node: int, file: _File, pieces: list[tuple[int, int, int]], offset: int, length: int):
-        """The locks a write of ``pieces`` needs, in object order (no cycles between nodes
-        waiting for each other)."""
+    def _locked(self, node: int, file_key: Hashable, offset: int, length: int, spent: dict[str, float]):
+        """A write call's file, its pieces per stripe object and the locks they need, taken
+        in object order (no cycles between nodes waiting for each other); the wait is
+        charged to ``extent-lock``."""
+        file = self._files[file_key]
+        pieces = sorted(object_pieces(file.layout, offset, length))
+        started = self._env.now
         locks: list[Lock] = []
         if self.locks.policy.per_object:
             for obj, start, end in pieces:
                 locks.append((yield from self.locks.acquire(node, (file.key, obj), start, end)))
         else:
             locks.append((yield from self.locks.acquire(node, (file.key,), offset, offset + length)))
-        return locks
+        spent["extent-lock"] += self._env.now - started
+        return file, pieces, locks
 
     def fsync(self, node: int, file_key: Hashable, tag: str) -> Generator[Event, object, None]:
         """Write back every dirty page of the file from ``node`` and wait for it."""
