@@ -55,6 +55,8 @@ _RATES_10X = {
     25: "random_delete",
 }
 _FIELDS_10X = 27
+#: A line of a whole output that is a CSV record (the tables have no commas).
+_CSV_LINE = re.compile(r"^[^,\s]*(?:,[^,]*){20,}$")
 #: A 1.0x line's size field: ``2G``, ``6552M``, ``1G:32k``; and its files field: ``16``, ``16:1000:0:10``.
 _SIZE_10X = re.compile(r"\d+[KMGT]?(?::\d+[kKmM]?)?")
 _FILES_10X = re.compile(r"\d+(?::\d+)*")
@@ -107,27 +109,11 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         concurrency = fields[3] or "1"
         if not concurrency.isdigit() or int(concurrency) < 1:
             raise fail(origin, number_, f"field 3 (concurrency): expected a positive integer, got {concurrency!r}")
-        settings = {"file_size": fields[5], "concurrency": int(concurrency), **context.settings}
-        common = dict(
-            tool="bonnie++",
-            workload=context.workload or f"bonnie++ -s {fields[5]}",
-            nodes=context.nodes,
-            ppn=context.ppn,
-            settings=settings,
-            system=context.system or fields[2],
-            uncertainty=context.uncertainty,
-            source=f"{origin}:{number_}",
+        bandwidth = {index + shift: phase for index, phase in _BANDWIDTH.items()}
+        rates = {index + shift: phase for index, phase in _RATES.items()}
+        measurements += _line(
+            fields, origin, number_, context, fields[2], fields[5], int(concurrency), bandwidth, rates
         )
-        for index_198, phase in _BANDWIDTH.items():
-            index = index_198 + shift
-            if fields[index] not in _MISSING:
-                value = positive_number(fields[index], origin, number_, f"field {index} ({phase})") * KIB
-                measurements.append(Measurement(phase=phase, metric="agg_bw", value=value, **common))
-        for index_198, phase in _RATES.items():
-            index = index_198 + shift
-            if fields[index] not in _MISSING:
-                value = positive_number(fields[index], origin, number_, f"field {index} ({phase})")
-                measurements.append(Measurement(phase=phase, metric="ops_rate", value=value, **common))
     if not measurements:
         if stdout and not any(_CSV_LINE.search(line) for line in text.splitlines()):
             raise fail(origin, None, "bonnie++ output without its CSV line (the text tables alone are not read)")
@@ -135,29 +121,39 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
     return measurements
 
 
-_CSV_LINE = re.compile(r"^[^,\s]*(?:,[^,]*){20,}$")
-
-
 def _parse_10x(fields: list[str], origin: str, number_: int, context: FileContext) -> list[Measurement]:
     """One CSV line of bonnie++ 1.0x (module docstring)."""
     size = fields[1].split(":")[0]
+    return _line(fields, origin, number_, context, fields[0], size, 1, _BANDWIDTH_10X, _RATES_10X)
+
+
+def _line(
+    fields: list[str],
+    origin: str,
+    number_: int,
+    context: FileContext,
+    name: str,
+    size: str,
+    concurrency: int,
+    bandwidth: dict[int, str],
+    rates: dict[int, str],
+) -> list[Measurement]:
+    """The timed results of one CSV line whose bandwidths (KiB/s) and rates sit at the
+    given field positions."""
     common = dict(
         tool="bonnie++",
         workload=context.workload or f"bonnie++ -s {size}",
         nodes=context.nodes,
         ppn=context.ppn,
-        settings={"file_size": size, "concurrency": 1, **context.settings},
-        system=context.system or fields[0],
+        settings={"file_size": size, "concurrency": concurrency, **context.settings},
+        system=context.system or name,
         uncertainty=context.uncertainty,
         source=f"{origin}:{number_}",
     )
     measurements = []
-    for index, phase in _BANDWIDTH_10X.items():
-        if fields[index] not in _MISSING:
-            value = positive_number(fields[index], origin, number_, f"field {index} ({phase})") * KIB
-            measurements.append(Measurement(phase=phase, metric="agg_bw", value=value, **common))
-    for index, phase in _RATES_10X.items():
-        if fields[index] not in _MISSING:
-            value = positive_number(fields[index], origin, number_, f"field {index} ({phase})")
-            measurements.append(Measurement(phase=phase, metric="ops_rate", value=value, **common))
+    for positions, metric, scale in ((bandwidth, "agg_bw", KIB), (rates, "ops_rate", 1)):
+        for index, phase in positions.items():
+            if fields[index] not in _MISSING:
+                value = positive_number(fields[index], origin, number_, f"field {index} ({phase})") * scale
+                measurements.append(Measurement(phase=phase, metric=metric, value=value, **common))
     return measurements
