@@ -48,7 +48,7 @@ from typing import Literal
 
 from simfs.errors import WorkloadError
 from simfs.workloads.options import FILE_SYSTEM_INTERFACES
-from simfs.workloads.setstripe import StripeLayout, script_layouts
+from simfs.workloads.setstripe import StripeLayout, folder_layouts, script_layouts
 
 #: The standard phases in the harness's order, with the IO500 score they count towards.
 STANDARD_PHASES: tuple[tuple[str, Literal["bandwidth", "iops"]], ...] = (
@@ -128,13 +128,12 @@ def read_io500_config(path: str | Path) -> Io500Plan:
     if _BASH_SETTING.search(text) or re.search(r"^\s*io500_ini=", text, re.M):
         return parse_io500_script(text, str(path))
     plan = parse_io500_config(text, str(path))
-    # The C harness (2020-) takes no layouts; a submission's io500.sh beside its
-    # config.ini prepares the directories with lfs setstripe before running it.
-    beside = path.with_name("io500.sh")
-    if beside.is_file():
-        layouts = script_layouts(beside.read_text(errors="replace"))
-        if layouts:
-            plan = replace(plan, layouts=layouts, layout_source=str(beside))
+    # The C harness (2020-) takes no layouts; a submission's script beside its
+    # config.ini (io500.sh, or named as the site likes) prepares the directories with
+    # lfs setstripe before running it.
+    layouts, script = folder_layouts(path.parent)
+    if script is not None:
+        plan = replace(plan, layouts=layouts, layout_source=str(script))
     return plan
 
 

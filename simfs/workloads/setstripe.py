@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from simfs.units import parse_ior_size
 
@@ -154,6 +155,29 @@ def script_layouts(text: str) -> dict[str, StripeLayout]:
         for directory in _directories(path):
             layouts.setdefault(directory, layout)
     return layouts
+
+
+def folder_layouts(folder: str | Path, recursive: bool = False) -> tuple[dict[str, StripeLayout], Path | None]:
+    """The layouts the shell scripts of a submission folder set, and the script they come
+    from (``({}, None)`` if none sets any).  Submissions name their scripts as they like
+    (``io500.sh``, ``io500-ai400x2.sh``, ``io500.10node.sh``, ``io-large.sh``): ``io500.sh``
+    is read first, then the others in name order; the first that lays out ior-hard wins,
+    else the first that lays out any IO500 directory (or the working directory).
+    ``recursive`` searches subfolders too (a results folder keeps a copy of the script)."""
+    folder = Path(folder)
+    found = folder.rglob("*.sh") if recursive else folder.glob("*.sh")
+    scripts = sorted((path for path in found if path.is_file()), key=lambda path: (path.name != "io500.sh", str(path)))
+    fallback: tuple[dict[str, StripeLayout], Path | None] = ({}, None)
+    for script in scripts:
+        try:
+            layouts = script_layouts(script.read_text(errors="replace"))
+        except OSError:
+            continue
+        if "ior-hard" in layouts:
+            return layouts, script
+        if layouts and fallback[1] is None:
+            fallback = (layouts, script)
+    return fallback
 
 
 def _directories(path: str) -> list[str]:

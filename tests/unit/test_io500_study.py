@@ -85,6 +85,21 @@ def test_the_ior_hard_layout_is_what_the_submission_script_sets(tmp_path):
     assert study.stated_layout(submission, target_count=8) == ({}, "")
 
 
+def test_a_script_named_as_the_site_likes_states_the_layout_too(tmp_path):
+    # DDN AI400X2 (submission 657) prepares ior-hard in io500-ai400x2.sh; a copy sits in
+    # its results folder.  A cleanup script that sets only the working directory loses to
+    # the one that lays out ior-hard, whatever their names.
+    submission = _submission(tmp_path / "g", "Lustre")
+    (submission / "aaa-cleanup.sh").write_text("lfs setstripe -c 1 $workdir\n")
+    (submission / "results").mkdir(exist_ok=True)
+    (submission / "results" / "io500-ai400x2.sh").write_text(
+        "  #lfs setstripe -C $((osts * 4)) $workdir/ior-hard ||\n  lfs setstripe -C 320 $workdir/ior-hard\n"
+    )
+    settings, stated = study.stated_layout(submission, target_count=8)
+    assert stated.startswith("lfs setstripe -C 320 $workdir/ior-hard")
+    assert settings == {"overstripe_count": 320}
+
+
 def test_a_recorded_fit_is_read_back_as_it_was_written():
     recorded = pd.DataFrame(
         [{"fitted_parameters": "mds.create_per_s=117700 mds.stat_per_s=564100.5", "held_followers": float("nan")}]

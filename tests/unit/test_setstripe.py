@@ -6,7 +6,7 @@ The script lines are copied from io500.sh files of the public IO500 submission a
 
 import pytest
 
-from simfs.workloads.setstripe import parse_setstripe, script_layouts
+from simfs.workloads.setstripe import folder_layouts, parse_setstripe, script_layouts
 
 SCRIPT = """
   # lfs setstripe -c -1 $workdir/ior-hard
@@ -74,3 +74,21 @@ def test_what_is_not_a_layout_is_left_alone():
     assert script_layouts("lfs setstripe -c 4 /scratch/other") == {}
     with pytest.raises(ValueError, match=r"-c 'many': expected a stripe count"):
         parse_setstripe("lfs setstripe -c many /x")
+
+
+def test_a_folder_s_scripts_are_read_io500_sh_first_then_by_name(tmp_path):
+    assert folder_layouts(tmp_path) == ({}, None)
+    (tmp_path / "io500.10node.sh").write_text("  lfs setstripe -C 40 $workdir/ior-hard\n")  # SoftBank CHIE-3, 717
+    (tmp_path / "io500.sh").write_text("  lfs setstripe -c 1 $workdir\n")
+    layouts, script = folder_layouts(tmp_path)
+    # io500.sh sets only the working directory: the script that lays out ior-hard wins.
+    assert script == tmp_path / "io500.10node.sh"
+    assert layouts["ior-hard"].settings(8) == ({"overstripe_count": 40}, [])
+    (tmp_path / "io500.sh").write_text("  lfs setstripe -c -1 $workdir/ior-hard\n")
+    assert folder_layouts(tmp_path)[1] == tmp_path / "io500.sh"
+    # Subfolders only when asked.
+    sub = tmp_path / "results"
+    sub.mkdir()
+    (sub / "run.sh").write_text("lfs setstripe -c 4 $workdir/ior-hard\n")
+    assert folder_layouts(sub.parent / "nowhere") == ({}, None)
+    assert folder_layouts(sub)[1] == sub / "run.sh"

@@ -145,17 +145,18 @@ def runs(submission: Path) -> list[Path]:
 
 def stated_layout(submission: Path, target_count: int) -> tuple[dict[str, int], str]:
     """Experiment settings for the ior-hard file from the ``lfs setstripe`` commands of the
-    submission's ``io500.sh`` (its ior-hard directory's, or else the working directory's),
+    submission's scripts (``io500.sh`` first, then the others: see
+    :func:`simfs.workloads.setstripe.folder_layouts`; the ior-hard directory's, or else
+    the working directory's),
     for a model of ``target_count`` OSTs; and what was stated, with notes ("" if nothing)."""
-    from simfs.workloads.setstripe import script_layouts
+    from simfs.workloads.setstripe import folder_layouts
 
-    for script in sorted(submission.rglob("io500.sh")):
-        layouts = script_layouts(script.read_text(errors="replace"))
-        layout = layouts.get("ior-hard") or layouts.get("")
-        if layout is not None:
-            settings, notes = layout.settings(target_count)
-            return settings, "; ".join([layout.command, *notes])
-    return {}, ""
+    layouts, _script = folder_layouts(submission, recursive=True)
+    layout = layouts.get("ior-hard") or layouts.get("")
+    if layout is None:
+        return {}, ""
+    settings, notes = layout.settings(target_count)
+    return settings, "; ".join([layout.command, *notes])
 
 
 def phase_measurements(run: Path) -> pd.DataFrame:
