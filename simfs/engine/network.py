@@ -7,6 +7,17 @@ solve is a SimPy event scheduled at the current time with a priority below SimPy
 so it runs after every other event of that instant (64 clients starting together cost
 one solve, not 64).  After a solve a single wake-up is scheduled for the earliest
 completion; a later solve supersedes it.
+
+A solve re-solves only what the changes since the last one can reach (``partial_solves``):
+the flows that started, the flows on a saturated resource where a flow ended or whose
+capacity changed, and every flow joined to those through a saturated resource.  A resource
+that was not saturated does not join its flows: the flows it shares with the rest keep
+their rates while it stays unsaturated, and it is handed to the sub-problem with the
+capacity the others leave.  This is exact: if no
+unsaturated shared resource saturates, every flow keeps a bottleneck (max-min fairness's
+own test), and if one would, the solve is done again over all flows.  A run of flows that
+end at their own times on their own OSTs re-solves one OST's flows per completion
+instead of all of them.
 """
 
 from __future__ import annotations
@@ -46,6 +57,14 @@ LATE = 2
 # ``remaining -= rate * dt`` is many orders of magnitude below it.
 _DONE_REL = 1e-9
 
+# A resource loaded to within this fraction of its capacity counts as saturated for the
+# partial solve: looser than the solver's own 1e-9, so a resource the solver left a hair
+# short of full still joins its flows (a bigger sub-problem, never a wrong one).
+_SATURATED_REL = 1e-6
+
+# Above this fraction of the flows a partial solve costs more than it saves: solve them all.
+_PARTIAL_MAX_SHARE = 0.5
+
 
 class _Deferred(Event):
     """An event that triggers itself at ``now + delay`` with a chosen priority.
@@ -67,6 +86,10 @@ class NetworkStats:
     """Counters a run accumulates; read them after ``env.run()``."""
 
     solves: int = 0
+    #: Of ``solves``, those that re-solved only the flows a change reached.
+    partial_solves: int = 0
+    #: Flows handed to the max-min solver, summed over solves: the engine's work.
+    flows_solved: int = 0
     #: Work served per resource (units), in resource index order.
     served: np.ndarray = field(default_factory=lambda: np.zeros(0))
     #: Per tag, flow-seconds spent limited by each resource (index ``j + 1``) or by the
@@ -89,10 +112,19 @@ class FluidNetwork:
     record_timeline:
         Keep, at every solve, each resource's utilisation and flow count
         (:meth:`timeline`).  Costs memory proportional to solves × resources.
+    partial_solves:
+        Re-solve only the flows a change reaches (module docstring); ``False`` solves
+        every flow at every change (the same rates, to float round-off; for comparison).
     """
 
-    def __init__(self, env: simpy.Environment, *, record_timeline: bool = False) -> None:
+    def __init__(self, env: simpy.Environment, *, record_timeline: bool = False, partial_solves: bool = True) -> None:
         self.env = env
+        self._partial_solves = partial_solves
+        # Per resource: a flow on it started or ended since the last solve; saturated at the
+        # last solve (None before the first); the capacity that solve used.
+        self._touched = np.zeros(0, dtype=bool)
+        self._saturated: np.ndarray | None = None
+        self._solved_capacity = np.zeros(0)
         self._resources: list[Resource] = []
         self._capacity = np.zeros(0)
         # An object array, not a list: dropping the finished flows is one mask, not a loop.
@@ -121,6 +153,8 @@ class FluidNetwork:
         self._entry_mechanism = np.zeros(0, dtype=np.int64)
         self._any_raised = False
         self._path_length = np.zeros(0, dtype=np.int64)
+        # Per flow: started since the last solve (it has no rate yet).
+        self._unsolved = np.zeros(0, dtype=bool)
         self._cached_paths: PathEntries | None = None
         self._pending: list[Flow] = []
         self._load_dependent: list[Resource] = []
@@ -163,6 +197,8 @@ class FluidNetwork:
         self._load_key = np.full((len(self._load_dependent), 5), -1.0)
         self._load_capacity = self._capacity[self._load_rows].copy()
         self.stats.served = np.zeros(count)
+        self._touched = np.zeros(count, dtype=bool)
+        self._saturated = None
         self._lowered_by = np.zeros(count, dtype=np.int64)
         self._load_lowered_by = np.zeros(len(self._load_dependent), dtype=np.int64)
         for tag in self.stats.limited_time:
@@ -340,12 +376,24 @@ class FluidNetwork:
         """Drop the flows whose ``keep`` is False from the list and every per-flow array."""
         self._flows = self._flows[keep]
         entries = np.repeat(keep, self._path_length)
+        self._touched[self._entry_resource[~entries]] = True
         self._entry_resource = self._entry_resource[entries]
         self._entry_weight = self._entry_weight[entries]
         if self._any_raised:
             self._entry_mechanism = self._entry_mechanism[entries]
             self._any_raised = bool(self._entry_mechanism.any())
-        for name in ("_remaining", "_rate", "_limiter", "_tag", "_kind", "_work", "_cap", "_share", "_path_length"):
+        for name in (
+            "_remaining",
+            "_rate",
+            "_limiter",
+            "_tag",
+            "_kind",
+            "_work",
+            "_cap",
+            "_share",
+            "_path_length",
+            "_unsolved",
+        ):
             setattr(self, name, getattr(self, name)[keep])
         self._cached_paths = None
 
@@ -378,6 +426,7 @@ class FluidNetwork:
         self._flows = np.concatenate([self._flows, added])
         entries_before = len(self._entry_resource)
         self._entry_resource = np.concatenate([self._entry_resource, *(f.resource_index for f in new)])
+        self._touched[self._entry_resource[entries_before:]] = True
         self._entry_weight = np.concatenate([self._entry_weight, *(f.resource_weight for f in new)])
         if self._any_raised or any(f.resource_mechanism is not None for f in new):
             self._entry_mechanism = np.concatenate(
@@ -398,6 +447,7 @@ class FluidNetwork:
         works = np.fromiter((f.work for f in new), dtype=float, count=count)
         self._remaining = np.concatenate([self._remaining, works])
         self._rate = np.concatenate([self._rate, np.zeros(count)])
+        self._unsolved = np.concatenate([self._unsolved, np.ones(count, dtype=bool)])
         self._limiter = np.concatenate([self._limiter, np.full(count, CAP, dtype=np.int64)])
         self._tag = np.concatenate([self._tag, np.fromiter((f.tag for f in new), dtype=np.int64, count=count)])
         self._kind = np.concatenate([self._kind, np.fromiter((f.kind for f in new), dtype=np.int64, count=count)])
@@ -414,14 +464,79 @@ class FluidNetwork:
         self.stats.solves += 1
         if not len(self._flows):
             self._rate = np.zeros(0)
+            self._touched[:] = False
+            self._saturated = None
             self._record(np.zeros(len(self._resources)), np.zeros(len(self._resources)), np.ones(len(self._resources)))
             return
         flow_count = np.bincount(self._entry_resource, minlength=len(self._resources))
         capacity = self._effective_capacity(flow_count)
-        self._rate, self._limiter = max_min_rates_of_paths(self._paths(), capacity, self._cap, self._share)
+        load = self._solve_reached(capacity) if self._partial_solves else None
+        if load is None:
+            self._rate, self._limiter = max_min_rates_of_paths(self._paths(), capacity, self._cap, self._share)
+            self.stats.flows_solved += len(self._flows)
+            load = self._resource_load(self._rate)
+        self._touched[:] = False
+        self._unsolved[:] = False
+        self._saturated = load >= capacity * (1 - _SATURATED_REL)
+        self._solved_capacity = capacity
         if self._record_timeline:
-            self._record(self._resource_load(self._rate) / capacity, flow_count, capacity / self._capacity)
+            self._record(load / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
+
+    def _solve_reached(self, capacity: np.ndarray) -> np.ndarray | None:
+        """Re-solve the flows the changes since the last solve reach (module docstring)
+        and return every resource's load; ``None`` if the whole network must be solved
+        instead (no solve yet, the changes reach most flows, or an unsaturated shared
+        resource would saturate)."""
+        if self._saturated is None:
+            return None
+        paths = self._paths()
+        entry_resource, entry_flow = paths.resource, paths.flow
+        flow_count, resource_count = len(self._flows), len(self._resources)
+        # A capacity that changed (set_capacity, or a load model answering a new load) may
+        # bind anywhere: its resource joins its flows whether it was saturated or not.
+        changed = capacity != self._solved_capacity
+        connecting = self._saturated | changed
+        entry_connecting = connecting[entry_resource]
+        component = (self._touched & self._saturated) | changed
+        reached = self._unsolved.copy()
+        inside = reached[entry_flow]
+        while True:
+            component[entry_resource[inside & entry_connecting]] = True
+            hit = entry_flow[component[entry_resource]]
+            if reached[hit].all():
+                break
+            reached[hit] = True
+            inside = reached[entry_flow]
+        reached_count = int(np.count_nonzero(reached))
+        if reached_count > _PARTIAL_MAX_SHARE * flow_count:
+            return None
+        outside_load = np.bincount(
+            entry_resource,
+            weights=np.where(inside, 0.0, paths.weight * self._rate[entry_flow]),
+            minlength=resource_count,
+        )
+        self.stats.partial_solves += 1
+        if not reached_count:
+            return outside_load  # the changes left no flow behind them (their resources emptied)
+        used, local_resource = np.unique(entry_resource[inside], return_inverse=True)
+        room = capacity[used] - outside_load[used]
+        if (room <= _SATURATED_REL * capacity[used]).any():
+            self.stats.partial_solves -= 1
+            return None
+        sub_paths = PathEntries(local_resource, paths.weight[inside], self._path_length[reached])
+        rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[reached], self._share[reached])
+        shared = ~connecting[used]
+        outside_load[used] += sub_paths.load(rate, len(used))
+        if (outside_load[used][shared] >= capacity[used][shared] * (1 - _SATURATED_REL)).any():
+            self.stats.partial_solves -= 1
+            return None
+        self._rate[reached] = rate
+        held = limiter >= 0
+        limiter[held] = used[limiter[held]]
+        self._limiter[reached] = limiter
+        self.stats.flows_solved += reached_count
+        return outside_load
 
     def mechanism_code(self, mechanism: str) -> int:
         if mechanism not in self._mechanism_names:
