@@ -355,3 +355,14 @@ def test_the_bash_harness_script_carries_its_own_layouts():
     assert plan.layout_source == "io500.sh"
     assert plan.layout_of("ior-hard-write").settings(16) == ({"stripe_count": -1}, [])
     assert plan.layout_of("ior-easy-write") is None
+
+
+def test_a_config_ini_takes_its_layouts_from_a_script_named_as_the_site_likes(tmp_path):
+    # SoftBank CHIE-3 (submission 717) prepares its directories in io500.10node.sh.
+    config = tmp_path / "config.ini"
+    config.write_text("[global]\n[ior-hard]\nsegmentCount = 40\n")
+    (tmp_path / "io500.10node.sh").write_text("  lfs setstripe -C 40 $workdir/ior-hard\n")
+    plan = read_io500_config(config)
+    assert plan.layout_source == str(tmp_path / "io500.10node.sh")
+    assert plan.layout_of("ior-hard-write").command == "lfs setstripe -C 40 $workdir/ior-hard"
+    assert plan.layout_of("ior-easy-write") is None
