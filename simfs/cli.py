@@ -458,7 +458,7 @@ def _note_scaled_counts(base, changed, overrides: dict[str, object]) -> None:  #
 
 def _simulate(args: argparse.Namespace) -> int:
     from simfs.api import repeat, simulate, split_overrides
-    from simfs.report.tables import render_text, wide_table
+    from simfs.report.tables import render_text, wide_rows
 
     if args.workload.split()[:1] == ["io500"]:
         return _simulate_io500(args)
@@ -492,12 +492,11 @@ def _simulate(args: argparse.Namespace) -> int:
             force=args.force,
             progress=progress,
         )
-    frame = result.ranks if args.per_rank else result.phases
     if args.format == "table" and not args.per_rank:
-        table = wide_table(frame, ["nodes", "ppn"], units=args.units)
-        print(render_text(table))
+        # From the phase rows, not a DataFrame: a one-point run does not import pandas.
+        print(render_text(wide_rows(result.phase_rows(), ["nodes", "ppn"], units=args.units)))
     else:
-        _emit(frame, "csv" if args.format == "table" else args.format)
+        _emit(result.ranks if args.per_rank else result.phases, "csv" if args.format == "table" else args.format)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     for target in timelines:

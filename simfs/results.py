@@ -14,13 +14,15 @@ from different tools can be compared on one footing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from simfs.experiment import Experiment
 from simfs.workloads.spec import WorkloadSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,9 @@ class Result:
     rank_records: list[RankRecord]
     attribution: list[PhaseAttribution]
     timeline: pd.DataFrame | None = None
-    #: Per resource: name, kind, unit, capacity_per_s, served (work units over the run).
-    resource_usage: pd.DataFrame | None = None
+    #: Per resource, as columns: name, kind, unit, capacity_per_s, served (work units
+    #: over the run); :attr:`resource_usage` is their table.
+    resource_columns: dict[str, Any] | None = None
     solves: int = 0
     #: The concurrent background job (``Experiment.background``), phases labelled ``background ...``.
     background_workload: WorkloadSpec | None = None
@@ -114,8 +117,20 @@ class Result:
         }
 
     @property
+    def resource_usage(self) -> pd.DataFrame | None:
+        """Per resource: ``resource``, ``kind``, ``unit``, ``capacity_per_s``, ``served``
+        (work units over the run)."""
+        if self.resource_columns is None:
+            return None
+        import pandas as pd
+
+        return pd.DataFrame(self.resource_columns)
+
+    @property
     def ranks(self) -> pd.DataFrame:
         """One row per (iteration, phase, rank)."""
+        import pandas as pd
+
         frame = pd.DataFrame([r.__dict__ for r in self.rank_records])
         frame["time_s"] = frame["close_s"] - frame["open_s"]
         frame["bw_Bps"] = frame["bytes"] / frame["time_s"]
@@ -183,5 +198,11 @@ class Result:
     @property
     def phases(self) -> pd.DataFrame:
         """One row per (iteration, phase) with aggregate and per-node bandwidth."""
+        import pandas as pd
+
+        return pd.DataFrame(self.phase_rows())
+
+    def phase_rows(self) -> list[dict[str, Any]]:
+        """The rows of :attr:`phases` as dicts (no pandas: what a one-point table needs)."""
         run = self.run_columns()
-        return pd.DataFrame([{**run, **row} for row in self.phase_metrics()])
+        return [{**run, **row} for row in self.phase_metrics()]

@@ -23,7 +23,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 import simpy
 
 from simfs import cost
@@ -177,15 +176,13 @@ def run(
         ),
         phase_modes={key: mode for each in programs for key, mode in each.modes.items()},
         timeline=network.timeline() if record_timeline else None,
-        resource_usage=pd.DataFrame(
-            {
-                "resource": [r.name for r in network.resources],
-                "kind": [r.kind for r in network.resources],
-                "unit": [r.unit for r in network.resources],
-                "capacity_per_s": [r.capacity for r in network.resources],
-                "served": network.served_work(),
-            }
-        ),
+        resource_columns={
+            "resource": [r.name for r in network.resources],
+            "kind": [r.kind for r in network.resources],
+            "unit": [r.unit for r in network.resources],
+            "capacity_per_s": [r.capacity for r in network.resources],
+            "served": network.served_work(),
+        },
         solves=network.stats.solves,
         request_counts=_request_counts(env, fs),
         notes=workload.notes + sample_notes,

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: ``units`` -> ((aggregate unit, bytes), (per-node unit, bytes)).
 UNITS = {
@@ -30,37 +33,57 @@ def wide_table(phases: pd.DataFrame, keys: Sequence[str], units: str = "decimal"
     Iterations are averaged (bandwidths) or the most frequent bottleneck is kept.
     ``units``: one of :data:`UNITS`.
     """
+    import pandas as pd
+
+    return pd.DataFrame(wide_rows(phases.to_dict("records"), keys, units))
+
+
+def wide_rows(phases: Sequence[dict[str, Any]], keys: Sequence[str], units: str = "decimal") -> list[dict[str, Any]]:
+    """:func:`wide_table` on the phase rows as dicts, without pandas (a one-point
+    ``simfs simulate`` prints its table without importing it)."""
     if units not in UNITS:
         raise ValueError(f"units: expected one of {', '.join(UNITS)}, got {units!r}")
     (aggregate_unit, aggregate_bytes), (node_unit, node_bytes) = UNITS[units]
-    order = list(dict.fromkeys(phases["phase"]))
-    rows = []
-    for values, group in phases.groupby(list(keys), sort=False):
-        values = values if isinstance(values, tuple) else (values,)
-        row = dict(zip(keys, values))
+    order = list(dict.fromkeys(row["phase"] for row in phases))
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in phases:
+        groups.setdefault(tuple(row[key] for key in keys), []).append(row)
+    table = []
+    for values, group in groups.items():
+        out = dict(zip(keys, values))
         for phase in order:
-            sub = group[group["phase"] == phase]
-            if sub.empty:
+            sub = [row for row in group if row["phase"] == phase]
+            if not sub:
                 continue
-            if (sub["ops"] > 0).all():  # a metadata phase: items per second, as mdtest reports
-                row[f"{phase} ops/s"] = sub["ops_per_s"].mean()
-                row[f"{phase} per-node ops/s"] = (sub["ops_per_s"] / sub["nodes"]).mean()
-            if (sub["bytes"] > 0).all():
-                row[f"{phase} agg {aggregate_unit}"] = sub["agg_bw_Bps"].mean() / aggregate_bytes
-                row[f"{phase} per-node {node_unit}"] = sub["per_node_bw_Bps"].mean() / node_bytes
-            row[f"{phase} bottleneck"] = _bottleneck_label(sub)
-        rows.append(row)
-    return pd.DataFrame(rows)
+            if all(row["ops"] > 0 for row in sub):  # a metadata phase: items per second, as mdtest reports
+                out[f"{phase} ops/s"] = _mean(row["ops_per_s"] for row in sub)
+                out[f"{phase} per-node ops/s"] = _mean(row["ops_per_s"] / row["nodes"] for row in sub)
+            if all(row["bytes"] > 0 for row in sub):
+                out[f"{phase} agg {aggregate_unit}"] = _mean(row["agg_bw_Bps"] for row in sub) / aggregate_bytes
+                out[f"{phase} per-node {node_unit}"] = _mean(row["per_node_bw_Bps"] for row in sub) / node_bytes
+            out[f"{phase} bottleneck"] = _bottleneck_label(sub)
+        table.append(out)
+    return table
 
 
-def _bottleneck_label(sub: pd.DataFrame) -> str:
+def _mean(values: Iterable[float]) -> float:
+    values = [float(value) for value in values]
+    return sum(values) / len(values)
+
+
+def _bottleneck_label(sub: Sequence[dict[str, Any]]) -> str:
     """The most frequent bottleneck, with the mechanism that made it bind: ``ost
-    (hdd_seek)`` where seek thrashing lowered the OSTs' capacity, ``ost`` at nominal."""
-    labels = sub["bottleneck"].astype(str)
-    if "bottleneck_mechanism" in sub:
-        mechanism = sub["bottleneck_mechanism"].fillna("").astype(str)
-        labels = labels.where(mechanism == "", labels + " (" + mechanism + ")")
-    return labels.mode().iloc[0]
+    (hdd_seek)`` where seek thrashing lowered the OSTs' capacity, ``ost`` at nominal.
+    Ties go to the first in sort order (as pandas' ``mode``)."""
+    labels = []
+    for row in sub:
+        label, mechanism = str(row["bottleneck"]), row.get("bottleneck_mechanism")
+        if isinstance(mechanism, float) and math.isnan(mechanism):
+            mechanism = ""
+        labels.append(f"{label} ({mechanism})" if mechanism not in (None, "") else label)
+    counts = Counter(labels)
+    most = max(counts.values())
+    return min(label for label, count in counts.items() if count == most)
 
 
 #: A fall after the peak smaller than this (relative) is a plateau, not a collapse.
@@ -72,6 +95,8 @@ def mark_peaks(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     curve): ``peak`` at the highest rate, and after it the change from the peak where
     the rate fell by more than :data:`COLLAPSE_THRESHOLD` (``-32%``), the collapse a
     scaling study looks for.  Curves of fewer than three points are left unmarked."""
+    import pandas as pd
+
     first, others = keys[0], list(keys[1:])
     table = table.copy()
     rates = [
@@ -99,16 +124,22 @@ def mark_peaks(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return table
 
 
-def render_text(frame: pd.DataFrame) -> str:
-    """Aligned plain text, numbers with three significant decimals."""
+def render_text(frame: pd.DataFrame | Sequence[dict[str, Any]]) -> str:
+    """Aligned plain text, numbers with three significant decimals; ``frame`` a table or
+    its rows as dicts (the columns of the first row, in order)."""
 
     def cell(value: object) -> str:
         if isinstance(value, float):
             return f"{value:.3f}" if abs(value) < 1e5 else f"{value:.4g}"
         return str(value)
 
-    columns = list(frame.columns)
-    cells = [[cell(v) for v in row] for row in frame.itertuples(index=False)]
+    if isinstance(frame, (list, tuple)):
+        columns = list(dict.fromkeys(key for row in frame for key in row))
+        rows = [[row.get(column, math.nan) for column in columns] for row in frame]
+    else:
+        columns = list(frame.columns)
+        rows = list(frame.itertuples(index=False))
+    cells = [[cell(v) for v in row] for row in rows]
     widths = [max(len(str(c)), *(len(r[i]) for r in cells)) if cells else len(str(c)) for i, c in enumerate(columns)]
     lines = ["  ".join(str(c).rjust(w) for c, w in zip(columns, widths))]
     lines += ["  ".join(v.rjust(w) for v, w in zip(r, widths)) for r in cells]
