@@ -125,6 +125,9 @@ class FluidNetwork:
         self._touched = np.zeros(0, dtype=bool)
         self._saturated: np.ndarray | None = None
         self._solved_capacity = np.zeros(0)
+        # Per resource, the load of the flows in flight at their present rates: set by a
+        # solve, lowered when flows end (new flows have no rate until the next solve).
+        self._load_now = np.zeros(0)
         self._resources: list[Resource] = []
         self._capacity = np.zeros(0)
         # An object array, not a list: dropping the finished flows is one mask, not a loop.
@@ -159,6 +162,10 @@ class FluidNetwork:
         self._pending: list[Flow] = []
         self._load_dependent: list[Resource] = []
         self._load_rows = np.zeros(0, dtype=np.int64)
+        # Per resource, its row among the load-dependent ones (-1: none), and per row the
+        # path entries on it by kind, kept as flows start and end (not counted per solve).
+        self._load_position = np.zeros(0, dtype=np.int64)
+        self._load_kinds = np.zeros((0, KIND_COUNT), dtype=np.int64)
         self._load_key = np.zeros((0, 5))
         self._load_capacity = np.zeros(0)
         # Per resource, which mechanism lowered its capacity at the last solve (a code into
@@ -192,6 +199,9 @@ class FluidNetwork:
         self._capacity = np.array([r.capacity for r in self._resources])
         self._load_dependent = [r for r in self._resources if r.load_model is not None]
         self._load_rows = np.array([r.index for r in self._load_dependent], dtype=np.int64)
+        self._load_position = np.full(count, -1, dtype=np.int64)
+        self._load_position[self._load_rows] = np.arange(len(self._load_rows))
+        self._load_kinds = np.zeros((len(self._load_rows), KIND_COUNT), dtype=np.int64)
         # (flow count, reads, writes, random flows, nominal capacity) each load model last saw, and what
         # it answered; -1 flows means never asked.
         self._load_key = np.full((len(self._load_dependent), 5), -1.0)
@@ -199,6 +209,7 @@ class FluidNetwork:
         self.stats.served = np.zeros(count)
         self._touched = np.zeros(count, dtype=bool)
         self._saturated = None
+        self._load_now = np.zeros(count)
         self._lowered_by = np.zeros(count, dtype=np.int64)
         self._load_lowered_by = np.zeros(len(self._load_dependent), dtype=np.int64)
         for tag in self.stats.limited_time:
@@ -301,7 +312,7 @@ class FluidNetwork:
         moved = np.minimum(self._rate * elapsed, self._remaining)
         self._remaining -= moved
         # Per-resource served work and per-tag limiter attribution, vectorised.
-        self.stats.served += self._resource_load(self._rate) * elapsed
+        self.stats.served += self._load_now * elapsed
         tags = self._tag
         width = len(self._resources) + 1
         # Time, not bytes: a copy into the page cache and the write-back behind it move the
@@ -376,7 +387,16 @@ class FluidNetwork:
         """Drop the flows whose ``keep`` is False from the list and every per-flow array."""
         self._flows = self._flows[keep]
         entries = np.repeat(keep, self._path_length)
-        self._touched[self._entry_resource[~entries]] = True
+        dropped = ~entries
+        self._touched[self._entry_resource[dropped]] = True
+        self._load_now -= np.bincount(
+            self._entry_resource[dropped],
+            weights=self._entry_weight[dropped] * np.repeat(self._rate[~keep], self._path_length[~keep]),
+            minlength=len(self._load_now),
+        )
+        self._count_load_kinds(
+            self._entry_resource[dropped], np.repeat(self._kind[~keep], self._path_length[~keep]), -1
+        )
         self._entry_resource = self._entry_resource[entries]
         self._entry_weight = self._entry_weight[entries]
         if self._any_raised:
@@ -427,6 +447,14 @@ class FluidNetwork:
         entries_before = len(self._entry_resource)
         self._entry_resource = np.concatenate([self._entry_resource, *(f.resource_index for f in new)])
         self._touched[self._entry_resource[entries_before:]] = True
+        self._count_load_kinds(
+            self._entry_resource[entries_before:],
+            np.repeat(
+                np.fromiter((f.kind for f in new), dtype=np.int64, count=count),
+                np.fromiter((len(f.resource_index) for f in new), dtype=np.int64, count=count),
+            ),
+            +1,
+        )
         self._entry_weight = np.concatenate([self._entry_weight, *(f.resource_weight for f in new)])
         if self._any_raised or any(f.resource_mechanism is not None for f in new):
             self._entry_mechanism = np.concatenate(
@@ -466,10 +494,10 @@ class FluidNetwork:
             self._rate = np.zeros(0)
             self._touched[:] = False
             self._saturated = None
+            self._load_now = np.zeros(len(self._resources))
             self._record(np.zeros(len(self._resources)), np.zeros(len(self._resources)), np.ones(len(self._resources)))
             return
-        flow_count = np.bincount(self._entry_resource, minlength=len(self._resources))
-        capacity = self._effective_capacity(flow_count)
+        capacity = self._effective_capacity()
         load = self._solve_reached(capacity) if self._partial_solves else None
         if load is None:
             self._rate, self._limiter = max_min_rates_of_paths(self._paths(), capacity, self._cap, self._share)
@@ -479,7 +507,9 @@ class FluidNetwork:
         self._unsolved[:] = False
         self._saturated = load >= capacity * (1 - _SATURATED_REL)
         self._solved_capacity = capacity
+        self._load_now = load
         if self._record_timeline:
+            flow_count = np.bincount(self._entry_resource, minlength=len(self._resources))
             self._record(load / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
@@ -511,20 +541,25 @@ class FluidNetwork:
         reached_count = int(np.count_nonzero(reached))
         if reached_count > _PARTIAL_MAX_SHARE * flow_count:
             return None
-        outside_load = np.bincount(
-            entry_resource,
-            weights=np.where(inside, 0.0, paths.weight * self._rate[entry_flow]),
-            minlength=resource_count,
+        # The unreached flows' load: the load now less the reached flows' (few entries).
+        inside_entries = np.flatnonzero(inside)
+        inside_resource = entry_resource[inside_entries]
+        inside_weight = paths.weight[inside_entries]
+        outside_load = self._load_now - np.bincount(
+            inside_resource, weights=inside_weight * self._rate[entry_flow[inside_entries]], minlength=resource_count
         )
         self.stats.partial_solves += 1
         if not reached_count:
             return outside_load  # the changes left no flow behind them (their resources emptied)
-        used, local_resource = np.unique(entry_resource[inside], return_inverse=True)
+        crossed = np.zeros(resource_count, dtype=bool)
+        crossed[inside_resource] = True
+        used = np.flatnonzero(crossed)
+        local_resource = (np.cumsum(crossed) - 1)[inside_resource]
         room = capacity[used] - outside_load[used]
         if (room <= _SATURATED_REL * capacity[used]).any():
             self.stats.partial_solves -= 1
             return None
-        sub_paths = PathEntries(local_resource, paths.weight[inside], self._path_length[reached])
+        sub_paths = PathEntries(local_resource, inside_weight, self._path_length[reached])
         rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[reached], self._share[reached])
         shared = ~connecting[used]
         outside_load[used] += sub_paths.load(rate, len(used))
@@ -543,20 +578,25 @@ class FluidNetwork:
             self._mechanism_names.append(mechanism)
         return self._mechanism_names.index(mechanism)
 
-    def _effective_capacity(self, flow_count: np.ndarray) -> np.ndarray:
+    def _count_load_kinds(self, resource: np.ndarray, kind: np.ndarray, sign: int) -> None:
+        """Add (``sign`` +1) or remove (-1) path entries on ``resource`` of flows of
+        ``kind`` from the counts the load models see."""
+        if not len(self._load_rows) or not len(resource):
+            return
+        position = self._load_position[resource]
+        on_model = position >= 0
+        np.add.at(self._load_kinds, (position[on_model], kind[on_model]), sign)
+
+    def _effective_capacity(self) -> np.ndarray:
         """Each resource's capacity under its present load.  A load model is called again
         only for a resource whose load or nominal capacity changed since the last solve
         (load models are pure): most solves change a few of hundreds."""
         capacity = self._capacity.copy()
         if not self._load_dependent:
             return capacity
-        rows = self._load_rows
-        entry_kind = np.repeat(self._kind, self._path_length)
-        kinds = np.bincount(
-            self._entry_resource * KIND_COUNT + entry_kind, minlength=len(self._resources) * KIND_COUNT
-        ).reshape(-1, KIND_COUNT)
-        random = kinds[rows, RANDOM_READ] + kinds[rows, RANDOM_WRITE]
-        key = np.column_stack((flow_count[rows], kinds[rows, READ], kinds[rows, WRITE], random, self._capacity[rows]))
+        rows, kinds = self._load_rows, self._load_kinds
+        random = kinds[:, RANDOM_READ] + kinds[:, RANDOM_WRITE]
+        key = np.column_stack((kinds.sum(axis=1), kinds[:, READ], kinds[:, WRITE], random, self._capacity[rows]))
         for position in np.flatnonzero((key != self._load_key).any(axis=1)):
             resource = self._load_dependent[position]
             load = ResourceLoad(*(int(count) for count in key[position, :4]))

@@ -38,7 +38,7 @@ class RecordingNetwork(FluidNetwork):
         super()._solve(event)
         if len(self._flows):
             matrix = self._matrix().toarray()
-            capacity = self._effective_capacity(np.bincount(self._entry_resource, minlength=len(self._resources)))
+            capacity = self._effective_capacity()
             self.allocations.append((self.env.now, list(self._flows), self._rate.copy(), matrix, capacity))
 
 
