@@ -13,11 +13,11 @@ the flows that started, the flows on a saturated resource where a flow ended or 
 capacity changed, and every flow joined to those through a saturated resource.  A resource
 that was not saturated does not join its flows: the flows it shares with the rest keep
 their rates while it stays unsaturated, and it is handed to the sub-problem with the
-capacity the others leave.  This is exact: if no
-unsaturated shared resource saturates, every flow keeps a bottleneck (max-min fairness's
-own test), and if one would, the solve is done again over all flows.  A run of flows that
-end at their own times on their own OSTs re-solves one OST's flows per completion
-instead of all of them.
+capacity the others leave.  This is exact: if no unsaturated shared resource saturates,
+every flow keeps a bottleneck (max-min fairness's own test), and if one would, the solve
+is done again over all flows.  A run of flows that end at their own times on their own
+OSTs re-solves one OST's flows per completion instead of all of them
+(docs/background/fluid-model.md, "Partial solves").
 """
 
 from __future__ import annotations
