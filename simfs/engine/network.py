@@ -527,20 +527,22 @@ class FluidNetwork:
         # bind anywhere: its resource joins its flows whether it was saturated or not.
         changed = capacity != self._solved_capacity
         connecting = self._saturated | changed
-        entry_connecting = connecting[entry_resource]
+        # Only entries on joining resources carry the search: gather them once (most
+        # entries are on resources that never fill: a client's core and NIC, the fabric).
+        joining = np.flatnonzero(connecting[entry_resource])
+        joining_resource, joining_flow = entry_resource[joining], entry_flow[joining]
         component = (self._touched & self._saturated) | changed
         reached = self._unsolved.copy()
-        inside = reached[entry_flow]
         while True:
-            component[entry_resource[inside & entry_connecting]] = True
-            hit = entry_flow[component[entry_resource]]
+            component[joining_resource[reached[joining_flow]]] = True
+            hit = joining_flow[component[joining_resource]]
             if reached[hit].all():
                 break
             reached[hit] = True
-            inside = reached[entry_flow]
         reached_count = int(np.count_nonzero(reached))
         if reached_count > _PARTIAL_MAX_SHARE * flow_count:
             return None
+        inside = reached[entry_flow]
         # The unreached flows' load: the load now less the reached flows' (few entries).
         inside_entries = np.flatnonzero(inside)
         inside_resource = entry_resource[inside_entries]
