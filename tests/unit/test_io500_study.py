@@ -121,3 +121,21 @@ def test_the_report_splits_ior_hard_by_whether_the_layout_was_stated():
     text = study.report(rows, pd.DataFrame())
     assert "| stated (lfs setstripe) | 1 | 0.80 | 100% |" in text
     assert "| not stated (one stripe) | 1 | 0.20 | 0% |" in text
+
+
+def test_a_submission_s_scale_is_the_ranks_its_easy_phases_launched(tmp_path):
+    submission = _submission(tmp_path / "g", "Lustre")
+    assert study.launched_ranks(submission) == 0  # no run: nothing says
+    run = submission / "results" / "2024.11.10-15.38.15"
+    run.mkdir(parents=True)
+    # IOR 3.3's options block, as GEFION's submission 726 (12,288 ranks) has it.
+    (run / "ior-easy-write.txt").write_text(
+        "IOR-3.3.0+dev: MPI Coordinated Test of Parallel I/O\nOptions: \napi                 : POSIX\n"
+        "access              : file-per-process\ntasks               : 12288\nclients per node    : 96\n"
+    )
+    assert study.launched_ranks(submission) == 12288
+    # mdtest's header, where there is one, says it too.
+    (run / "mdtest-easy-write.txt").write_text(
+        "-- started at 11/10/2024 15:45:01 --\n\nmdtest-3.4.0+dev was launched with 12288 total task(s) on 128 node(s)\n"
+    )
+    assert study.launched_ranks(submission) == 12288

@@ -143,6 +143,28 @@ def runs(submission: Path) -> list[Path]:
     return sorted(found)
 
 
+#: How the tools' outputs state the ranks: mdtest's ``launched with N total task(s)``,
+#: IOR 3-4's ``tasks : N``, IOR 2's ``Participating tasks: N`` and ``clients = N``.
+_TASKS = re.compile(
+    r"launched with (\d+) total task|^\s*tasks\s*:\s*(\d+)|Participating tasks\s*:\s*(\d+)|^\s*clients\s*=\s*(\d+)",
+    re.M,
+)
+
+
+def launched_ranks(submission: Path) -> int:
+    """The ranks the submission's first run launched its easy phases with (0 where no
+    output says): the scale every simulation of its fit runs at, and so what its study
+    costs."""
+    for run in runs(submission):
+        for name in ("mdtest-easy-write.txt", "mdtest_easy_write.txt", "ior-easy-write.txt", "ior_easy_write.txt"):
+            path = run / name
+            if path.is_file():
+                found = _TASKS.search(path.read_text(errors="replace")[:20000])
+                if found:
+                    return int(next(group for group in found.groups() if group))
+    return 0
+
+
 def stated_layout(submission: Path, target_count: int) -> tuple[dict[str, int], str]:
     """Experiment settings for the ior-hard file from the ``lfs setstripe`` commands of the
     submission's scripts (``io500.sh`` first, then the others: see
@@ -388,6 +410,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="study only submissions whose path contains this text")
     parser.add_argument("--limit", type=int, default=0, help="at most this many submissions built")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument(
+        "--smallest-first",
+        action="store_true",
+        help="study the submissions with the fewest ranks first (a partial run covers the most per CPU hour)",
+    )
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument(
         "--resume", action="store_true", help="keep the submissions study.csv already has and study the rest"
@@ -433,6 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.repredict:
         print(f"study: --repredict needs {csv_path} from an earlier run")
         return 1
+    if args.smallest_first:
+        to_build.sort(key=launched_ranks)
     if args.report_only:
         to_build = []
     elif args.limit:
