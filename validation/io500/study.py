@@ -17,7 +17,8 @@ outputs are there:
    (no bootstrap);
 3. its ior-hard write and read and mdtest-hard write, stat, read and delete are predicted
    and compared with what it measured.  On Lustre, the ior-hard file gets the layout the
-   submission's ``io500.sh`` sets on its directory (``lfs setstripe -C $((osts * 4))
+   submission's scripts set on its directory (``io500.sh`` first, then the others:
+   ``io500-ai400x2.sh``, ``io500.10node.sh``; ``lfs setstripe -C $((osts * 4))
    $workdir/ior-hard``: ``simfs.workloads.setstripe``), in the model's OSTs; where it
    states none, Lustre's default (one stripe).  The easy phases keep the generic layout:
    their files are one per process, and the fit absorbs what their stripes change.
@@ -375,14 +376,17 @@ def report(rows: pd.DataFrame, skipped: pd.DataFrame, covered: str = "") -> str:
 
 
 def _layout_lines(predicted: pd.DataFrame) -> list[str]:
-    """ior-hard on Lustre, with and without the layout the submission's io500.sh states."""
+    """ior-hard on Lustre, with and without the layout the submission's scripts state."""
     if "layout" not in predicted.columns:
         return []
     hard = predicted[(predicted["model"] == "lustre") & predicted["phase"].str.startswith("ior-hard")]
     if hard.empty:
         return []
     stated = hard["layout"].fillna("").astype(str).str.len() > 0
-    lines = ["Lustre ior-hard phases by whether the submission's io500.sh states the file's layout:", ""]
+    lines = [
+        "Lustre ior-hard phases by whether the submission's scripts (io500.sh, io500-*.sh, ...) state the file's layout:",
+        "",
+    ]
     lines += ["| layout | phases | median ratio | within 2x |", "|---|---|---|---|"]
     for label, group in (("stated (lfs setstripe)", hard[stated]), ("not stated (one stripe)", hard[~stated])):
         if len(group):
