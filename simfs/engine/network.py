@@ -387,16 +387,15 @@ class FluidNetwork:
         """Drop the flows whose ``keep`` is False from the list and every per-flow array."""
         self._flows = self._flows[keep]
         entries = np.repeat(keep, self._path_length)
-        dropped = ~entries
-        self._touched[self._entry_resource[dropped]] = True
+        dropped, gone = ~entries, ~keep
+        dropped_resource, dropped_length = self._entry_resource[dropped], self._path_length[gone]
+        self._touched[dropped_resource] = True
         self._load_now -= np.bincount(
-            self._entry_resource[dropped],
-            weights=self._entry_weight[dropped] * np.repeat(self._rate[~keep], self._path_length[~keep]),
+            dropped_resource,
+            weights=self._entry_weight[dropped] * np.repeat(self._rate[gone], dropped_length),
             minlength=len(self._load_now),
         )
-        self._count_load_kinds(
-            self._entry_resource[dropped], np.repeat(self._kind[~keep], self._path_length[~keep]), -1
-        )
+        self._count_load_kinds(dropped_resource, np.repeat(self._kind[gone], dropped_length), -1)
         self._entry_resource = self._entry_resource[entries]
         self._entry_weight = self._entry_weight[entries]
         if self._any_raised:
@@ -446,15 +445,10 @@ class FluidNetwork:
         self._flows = np.concatenate([self._flows, added])
         entries_before = len(self._entry_resource)
         self._entry_resource = np.concatenate([self._entry_resource, *(f.resource_index for f in new)])
+        kinds = np.fromiter((f.kind for f in new), dtype=np.int64, count=count)
+        lengths = np.fromiter((len(f.resource_index) for f in new), dtype=np.int64, count=count)
         self._touched[self._entry_resource[entries_before:]] = True
-        self._count_load_kinds(
-            self._entry_resource[entries_before:],
-            np.repeat(
-                np.fromiter((f.kind for f in new), dtype=np.int64, count=count),
-                np.fromiter((len(f.resource_index) for f in new), dtype=np.int64, count=count),
-            ),
-            +1,
-        )
+        self._count_load_kinds(self._entry_resource[entries_before:], np.repeat(kinds, lengths), +1)
         self._entry_weight = np.concatenate([self._entry_weight, *(f.resource_weight for f in new)])
         if self._any_raised or any(f.resource_mechanism is not None for f in new):
             self._entry_mechanism = np.concatenate(
@@ -469,16 +463,14 @@ class FluidNetwork:
                 ]
             )
             self._any_raised = bool(self._entry_mechanism.any())
-        self._path_length = np.concatenate(
-            [self._path_length, np.fromiter((len(f.resource_index) for f in new), dtype=np.int64, count=count)]
-        )
+        self._path_length = np.concatenate([self._path_length, lengths])
         works = np.fromiter((f.work for f in new), dtype=float, count=count)
         self._remaining = np.concatenate([self._remaining, works])
         self._rate = np.concatenate([self._rate, np.zeros(count)])
         self._unsolved = np.concatenate([self._unsolved, np.ones(count, dtype=bool)])
         self._limiter = np.concatenate([self._limiter, np.full(count, CAP, dtype=np.int64)])
         self._tag = np.concatenate([self._tag, np.fromiter((f.tag for f in new), dtype=np.int64, count=count)])
-        self._kind = np.concatenate([self._kind, np.fromiter((f.kind for f in new), dtype=np.int64, count=count)])
+        self._kind = np.concatenate([self._kind, kinds])
         self._work = np.concatenate([self._work, works])
         self._cap = np.concatenate([self._cap, [f.rate_cap for f in new]])
         self._share = np.concatenate([self._share, [f.share for f in new]])

@@ -126,7 +126,8 @@ def mark_peaks(table: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
 
 def render_text(frame: pd.DataFrame | Sequence[dict[str, Any]]) -> str:
     """Aligned plain text, numbers with three significant decimals; ``frame`` a table or
-    its rows as dicts (the columns of the first row, in order)."""
+    its rows as dicts (every key of any row, in the order first seen; a row without one
+    shows ``nan`` there, as a DataFrame built from the rows would)."""
 
     def cell(value: object) -> str:
         if isinstance(value, float):
