@@ -124,18 +124,16 @@ def test_the_report_splits_ior_hard_by_whether_the_layout_was_stated():
 
 
 def test_a_submission_s_scale_is_the_ranks_its_easy_phases_launched(tmp_path):
+    # Real outputs from the IO500 archive (tests/data/ingest/README.md), read by the
+    # ingest parsers: mdtest's header where there is one, else IOR's.
+    import shutil
+
+    data = ROOT / "tests" / "data" / "ingest"
     submission = _submission(tmp_path / "g", "Lustre")
     assert study.launched_ranks(submission) == 0  # no run: nothing says
-    run = submission / "results" / "2024.11.10-15.38.15"
+    run = submission / "results" / "2020.01.01-00.00.00"
     run.mkdir(parents=True)
-    # IOR 3.3's options block, as GEFION's submission 726 (12,288 ranks) has it.
-    (run / "ior-easy-write.txt").write_text(
-        "IOR-3.3.0+dev: MPI Coordinated Test of Parallel I/O\nOptions: \napi                 : POSIX\n"
-        "access              : file-per-process\ntasks               : 12288\nclients per node    : 96\n"
-    )
-    assert study.launched_ranks(submission) == 12288
-    # mdtest's header, where there is one, says it too.
-    (run / "mdtest-easy-write.txt").write_text(
-        "-- started at 11/10/2024 15:45:01 --\n\nmdtest-3.4.0+dev was launched with 12288 total task(s) on 128 node(s)\n"
-    )
-    assert study.launched_ranks(submission) == 12288
+    shutil.copy(data / "io500-ior" / "ior-3.3.0-easy-read.txt", run / "ior-easy-write.txt")
+    assert study.launched_ranks(submission) == 160  # its "tasks : 160"
+    shutil.copy(data / "io500-mdtest" / "mdtest-3.3.0-easy-write-stonewall.txt", run / "mdtest-easy-write.txt")
+    assert study.launched_ranks(submission) == 96  # "launched with 96 total task(s) on 8 node(s)"

@@ -144,25 +144,25 @@ def runs(submission: Path) -> list[Path]:
     return sorted(found)
 
 
-#: How the tools' outputs state the ranks: mdtest's ``launched with N total task(s)``,
-#: IOR 3-4's ``tasks : N``, IOR 2's ``Participating tasks: N`` and ``clients = N``.
-_TASKS = re.compile(
-    r"launched with (\d+) total task|^\s*tasks\s*:\s*(\d+)|Participating tasks\s*:\s*(\d+)|^\s*clients\s*=\s*(\d+)",
-    re.M,
-)
-
-
 def launched_ranks(submission: Path) -> int:
-    """The ranks the submission's first run launched its easy phases with (0 where no
-    output says): the scale every simulation of its fit runs at, and so what its study
-    costs."""
+    """The ranks the submission's first run launched its easy phases with, as the outputs'
+    own parser reads them (nodes x processes per node; 0 where none says): the scale every
+    simulation of its fit runs at, and so what its study costs."""
+    from simfs.errors import SimfsError
+    from simfs.ingest import read_file
+
     for run in runs(submission):
         for name in ("mdtest-easy-write.txt", "mdtest_easy_write.txt", "ior-easy-write.txt", "ior_easy_write.txt"):
             path = run / name
-            if path.is_file():
-                found = _TASKS.search(path.read_text(errors="replace")[:20000])
-                if found:
-                    return int(next(group for group in found.groups() if group))
+            if not path.is_file():
+                continue
+            try:
+                measurements = read_file(path)
+            except (SimfsError, ValueError, OSError):
+                continue
+            for measurement in measurements:
+                if measurement.nodes and measurement.ppn:
+                    return measurement.nodes * measurement.ppn
     return 0
 
 
