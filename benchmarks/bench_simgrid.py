@@ -110,7 +110,7 @@ def _table_rate(table: str) -> float:
 
 
 def simgrid_available() -> str:
-    """ "" if Debian's Python imports simgrid, else why not."""
+    """An empty string if Debian's Python imports simgrid, else why not."""
     try:
         done = subprocess.run([SYSTEM_PYTHON, "-c", "import simgrid"], capture_output=True, text=True, check=False)
     except OSError as exc:
