@@ -18,6 +18,14 @@ every flow keeps a bottleneck (max-min fairness's own test), and if one would, t
 is done again over all flows.  A run of flows that end at their own times on their own
 OSTs re-solves one OST's flows per completion instead of all of them
 (docs/background/fluid-model.md, "Partial solves").
+
+What a change costs is kept proportional to the change (docs/background/fluid-model.md,
+"How flows are kept"): flows live in fixed slots (a flow that ends frees its slot; nothing
+is compacted), each resource keeps the set of slots crossing it (the component search
+walks from a changed resource to its flows and on, not over every path entry), each
+flow's end time is set when its rate changes (the next wake-up is one minimum), and the
+served work and the time each phase's flows spend held by each limiter are banked only
+when the flows or loads they count change, not at every event.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -120,45 +129,63 @@ class FluidNetwork:
     def __init__(self, env: simpy.Environment, *, record_timeline: bool = False, partial_solves: bool = True) -> None:
         self.env = env
         self._partial_solves = partial_solves
-        # Per resource: a flow on it started or ended since the last solve; saturated at the
-        # last solve (None before the first); the capacity that solve used.
-        self._touched = np.zeros(0, dtype=bool)
+        self._resources: list[Resource] = []
+        self._capacity = np.zeros(0)
+        # Per resource: saturated at the last solve (None before the first); the capacity
+        # that solve used.
         self._saturated: np.ndarray | None = None
         self._solved_capacity = np.zeros(0)
+        # Resources a flow started or ended on since the last solve.
+        self._touched: set[int] = set()
         # Per resource, the load of the flows in flight at their present rates: set by a
         # solve, lowered when flows end (new flows have no rate until the next solve).
         self._load_now = np.zeros(0)
-        self._resources: list[Resource] = []
-        self._capacity = np.zeros(0)
-        # An object array, not a list: dropping the finished flows is one mask, not a loop.
-        self._flows = np.empty(0, dtype=object)
+        # Flows live in fixed slots: a flow that ends frees its slot for the next one, so
+        # an end costs its own path, not a compaction of every array (module docstring).
+        # Per slot: the flow (None: free), remaining work, rate, limiter, tag, kind, work,
+        # cap, share, 1.0 while occupied (the weight of its time in the attribution), the
+        # order it started in, and its path padded to ``_path_width`` entries (weight 0
+        # past its length).
+        self._slot_flow: list[Flow | None] = []
+        self._free_slots: list[int] = []
+        self._flow_count = 0
+        self._started = 0
         self._remaining = np.zeros(0)
-        self._rate = np.zeros(0)
+        self._slot_rate = np.zeros(0)
         self._limiter = np.zeros(0, dtype=np.int64)
         self._tag = np.zeros(0, dtype=np.int64)
         self._kind = np.zeros(0, dtype=np.int64)
         self._work = np.zeros(0)
         self._cap = np.zeros(0)
         self._share = np.zeros(0)
+        self._live = np.zeros(0)
+        # Per slot, when its flow ends at its present rate (inf: free, or no rate yet):
+        # set when a solve gives it a rate, so the next wake-up is one minimum.
+        self._end_time = np.zeros(0)
+        self._order = np.zeros(0, dtype=np.int64)
+        self._path_length = np.zeros(0, dtype=np.int64)
+        self._path_width = 1
+        self._entry_resource = np.zeros((0, 1), dtype=np.int64)
+        self._entry_weight = np.zeros((0, 1))
+        # Per entry, the mechanism that raised its weight (a code into
+        # ``_mechanism_names``; 0: none); ``_raised_flows`` counts the flows in flight with one
+        # (no work on the hot path when none has).
+        self._entry_mechanism = np.zeros((0, 1), dtype=np.int64)
+        self._raised_flows = 0
+        # Per resource, the slots of the flows crossing it, kept as flows start and end;
+        # and the marks the component search leaves on slots and resources (cleared after).
+        self._flows_on: list[set[int]] = []
+        self._reached_mark = np.zeros(0, dtype=bool)
+        self._component_mark = np.zeros(0, dtype=bool)
+        # Slots whose flow started since the last solve (it has no rate yet).
+        self._unsolved: list[int] = []
+        self._cached_paths: tuple[np.ndarray, PathEntries] | None = None
         self._last_advance = env.now
         self._solve_pending = False
         self._wakeup_generation = 0
         self._record_timeline = record_timeline
         self._timeline: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
         self._tags: dict[str, int] = {}
-        # The weight matrix by columns: each flow's (resource, weight) entries in slot
-        # order, so adding and removing flows is array work, not a loop over flows.
-        self._entry_resource = np.zeros(0, dtype=np.int64)
-        self._entry_weight = np.zeros(0)
-        # Per entry, the mechanism that raised its weight (a code into
-        # ``_mechanism_names``; 0: none); kept aligned with the entries only while
-        # ``_any_raised`` (no work on the hot path when no entry names a mechanism).
-        self._entry_mechanism = np.zeros(0, dtype=np.int64)
-        self._any_raised = False
-        self._path_length = np.zeros(0, dtype=np.int64)
-        # Per flow: started since the last solve (it has no rate yet).
-        self._unsolved = np.zeros(0, dtype=bool)
-        self._cached_paths: PathEntries | None = None
         self._pending: list[Flow] = []
         self._load_dependent: list[Resource] = []
         self._load_rows = np.zeros(0, dtype=np.int64)
@@ -174,7 +201,14 @@ class FluidNetwork:
         self._load_lowered_by = np.zeros(0, dtype=np.int64)
         self._mechanism_names: list[str] = [""]
         self._any_lowered = False
-        self.stats = NetworkStats()
+        self._stats = NetworkStats()
+        # Attribution kept lazily (module docstring): per resource, when its served work
+        # was last brought up to date; per cell (tag x (limiter + 1)), the flows in it now,
+        # since when, and the flow-seconds banked before.
+        self._served_since = np.zeros(0)
+        self._cell_count = np.zeros(0)
+        self._cell_since = np.zeros(0)
+        self._cell_seconds = np.zeros(0)
 
     # -- construction -------------------------------------------------------------------
     @property
@@ -185,7 +219,7 @@ class FluidNetwork:
         """Adopt ``resource``; names must be unique within a network."""
         if resource.index >= 0:
             raise ValueError(f"resource {resource.name!r} already belongs to a network")
-        if len(self._flows) or self._pending:
+        if self._flow_count or self._pending:
             raise RuntimeError("add resources before the first transfer")
         resource.index = len(self._resources)
         self._resources.append(resource)
@@ -206,19 +240,59 @@ class FluidNetwork:
         # it answered; -1 flows means never asked.
         self._load_key = np.full((len(self._load_dependent), 5), -1.0)
         self._load_capacity = self._capacity[self._load_rows].copy()
-        self.stats.served = np.zeros(count)
-        self._touched = np.zeros(count, dtype=bool)
+        self._stats.served = np.zeros(count)
+        self._served_since = np.full(count, float(self.env.now))
+        cells = (count + 1) * max(4, len(self._tags))
+        self._cell_count = np.zeros(cells)
+        self._cell_since = np.zeros(cells)
+        self._cell_seconds = np.zeros(cells)
+        self._flows_on = [set() for _ in range(count)]
+        self._component_mark = np.zeros(count, dtype=bool)
         self._saturated = None
         self._load_now = np.zeros(count)
         self._lowered_by = np.zeros(count, dtype=np.int64)
         self._load_lowered_by = np.zeros(len(self._load_dependent), dtype=np.int64)
-        for tag in self.stats.limited_time:
-            self.stats.limited_time[tag] = np.zeros(count + 1)
+        for tag in self._stats.limited_time:
+            self._stats.limited_time[tag] = np.zeros(count + 1)
 
     def served_work(self) -> np.ndarray:
         """Work served per resource so far (units), in resource index order."""
         self._ensure_resource_arrays()
         return self.stats.served
+
+    @property
+    def stats(self) -> NetworkStats:
+        """The run's counters, with the served work and limiter attribution up to now."""
+        self._ensure_resource_arrays()
+        self._bank_served(slice(None))
+        self._bank_cells(np.arange(len(self._cell_count)))
+        width = len(self._resources) + 1
+        for tag, seconds in self._stats.limited_time.items():
+            seconds[:] = self._cell_seconds[tag * width : (tag + 1) * width]
+        return self._stats
+
+    def _bank_served(self, resources) -> None:
+        """Bring the served work of ``resources`` up to now, before their load changes."""
+        now = self.env.now
+        self._stats.served[resources] += self._load_now[resources] * (now - self._served_since[resources])
+        self._served_since[resources] = now
+
+    def _bank_cells(self, cells: np.ndarray) -> None:
+        now = self.env.now
+        self._cell_seconds[cells] += self._cell_count[cells] * (now - self._cell_since[cells])
+        self._cell_since[cells] = now
+
+    def _cells_of(self, slots: np.ndarray) -> np.ndarray:
+        return self._tag[slots] * (len(self._resources) + 1) + (self._limiter[slots] + 1)
+
+    def _move_cells(self, slots: np.ndarray, sign: float) -> None:
+        """Count the flows in ``slots`` into (+1) or out of (-1) their present cells,
+        banking those cells' time first: time is charged per (tag, limiter) only when
+        the flows in a cell change, not at every event."""
+        cells = self._cells_of(slots)
+        # A cell listed twice is banked once: fancy-index assignment keeps one write.
+        self._bank_cells(cells)
+        np.add.at(self._cell_count, cells, sign)
 
     def add_all(self, resources: Iterable[Resource]) -> None:
         for resource in resources:
@@ -228,7 +302,13 @@ class FluidNetwork:
         """A small integer for ``label``; flows with a tag are attributed together."""
         if label not in self._tags:
             self._tags[label] = len(self._tags)
-            self.stats.limited_time[self._tags[label]] = np.zeros(len(self._capacity) + 1)
+            self._stats.limited_time[self._tags[label]] = np.zeros(len(self._capacity) + 1)
+            width = len(self._capacity) + 1
+            if len(self._tags) * width > len(self._cell_count):
+                extra = len(self._cell_count)  # doubling
+                self._cell_count = np.concatenate([self._cell_count, np.zeros(extra)])
+                self._cell_since = np.concatenate([self._cell_since, np.zeros(extra)])
+                self._cell_seconds = np.concatenate([self._cell_seconds, np.zeros(extra)])
         return self._tags[label]
 
     @property
@@ -273,12 +353,9 @@ class FluidNetwork:
             self._pending.remove(flow)
             moved = 0.0
         elif flow.slot >= 0:
-            slot = next(slot for slot, other in enumerate(self._flows) if other is flow)
+            slot = flow.slot
             moved = flow.work - float(self._remaining[slot])
-            keep = np.ones(len(self._flows), dtype=bool)
-            keep[slot] = False
-            self._keep_flows(keep)
-            flow.slot = -1
+            self._release(np.array([slot], dtype=np.int64))
             self._request_solve()
         else:
             return flow.work  # already complete
@@ -307,35 +384,25 @@ class FluidNetwork:
         now = self.env.now
         elapsed = now - self._last_advance
         self._last_advance = now
-        if elapsed <= 0 or not len(self._flows):
+        if elapsed <= 0 or not self._flow_count:
             return
-        moved = np.minimum(self._rate * elapsed, self._remaining)
+        # Free slots have rate 0 and infinite remaining work: they move nothing.
+        moved = np.minimum(self._slot_rate * elapsed, self._remaining)
         self._remaining -= moved
-        # Per-resource served work and per-tag limiter attribution, vectorised.
-        self.stats.served += self._load_now * elapsed
+        if not (self._any_lowered or self._raised_flows):
+            return  # the common case: no mechanism costs any resource capacity now
+        live = self._live > 0
         tags = self._tag
         width = len(self._resources) + 1
-        # Time, not bytes: a copy into the page cache and the write-back behind it move the
-        # same bytes, but the phase waits on whichever takes longer.
         cells = tags * width + (self._limiter + 1)
-        size = width * (tags.max() + 1)
-        by_tag_limiter = np.bincount(cells, minlength=size) * elapsed
-        for tag, seconds in self.stats.limited_time.items():
-            segment = by_tag_limiter[tag * width : (tag + 1) * width]
-            if segment.size:
-                seconds += segment
-        if not (self._any_lowered or self._any_raised):
-            return  # the common case: no mechanism costs any resource capacity now
-        codes = np.zeros(len(self._flows), dtype=np.int64)
+        codes = np.zeros(len(self._live), dtype=np.int64)
         if self._any_lowered:
-            codes = np.where(self._limiter >= 0, self._lowered_by[np.maximum(self._limiter, 0)], 0)
-        if self._any_raised:
+            codes = np.where(live & (self._limiter >= 0), self._lowered_by[np.maximum(self._limiter, 0)], 0)
+        if self._raised_flows:
             # A flow held by a resource on which a mechanism raised its weight: that
             # mechanism costs it capacity there (named after a lowering one, if both).
-            flow_of_entry = np.repeat(np.arange(len(self._flows)), self._path_length)
-            holding = self._entry_resource == self._limiter[flow_of_entry]
-            raised_by = np.zeros(len(self._flows), dtype=np.int64)
-            raised_by[flow_of_entry[holding]] = self._entry_mechanism[holding]
+            holding = (self._entry_resource == self._limiter[:, None]) & (self._entry_weight > 0) & live[:, None]
+            raised_by = np.where(holding, self._entry_mechanism, 0).max(axis=1)
             both = (codes > 0) & (raised_by > 0)
             for lowered, raised in {(int(a), int(b)) for a, b in zip(codes[both], raised_by[both])}:
                 joined = f"{self._mechanism_names[lowered]}+{self._mechanism_names[raised]}"
@@ -354,126 +421,195 @@ class FluidNetwork:
             mechanism = self._mechanism_names[code]
             for tag in np.unique(tags[held]):
                 key = (int(tag), mechanism)
-                if key not in self.stats.reduced_time:
-                    self.stats.reduced_time[key] = np.zeros(width)
-                self.stats.reduced_time[key] += by_tag[tag * width : (tag + 1) * width]
+                if key not in self._stats.reduced_time:
+                    self._stats.reduced_time[key] = np.zeros(width)
+                self._stats.reduced_time[key] += by_tag[tag * width : (tag + 1) * width]
+
+    @property
+    def _flows(self) -> np.ndarray:
+        """The flows in flight, in slot order (the order of :meth:`_paths` and :attr:`_rate`)."""
+        flows = np.empty(self._flow_count, dtype=object)
+        flows[:] = [self._slot_flow[slot] for slot in self._live_slots()]
+        return flows
+
+    @property
+    def _rate(self) -> np.ndarray:
+        """The rates of the flows in flight, in slot order."""
+        return self._slot_rate[self._live_slots()]
+
+    def _live_slots(self) -> np.ndarray:
+        return np.flatnonzero(self._live)
+
+    def _entries_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The path entries of the flows in ``slots``, flow after flow: (resource, weight,
+        path length per flow)."""
+        used = self._entry_weight[slots] > 0
+        return self._entry_resource[slots][used], self._entry_weight[slots][used], self._path_length[slots]
+
+    def _paths(self) -> PathEntries:
+        """The flows in flight as path entries (the weight matrix by columns), in slot
+        order; rebuilt only after the set of flows changes."""
+        if self._cached_paths is None:
+            slots = self._live_slots()
+            self._cached_paths = (slots, PathEntries(*self._entries_of(slots)))
+        return self._cached_paths[1]
 
     def _resource_load(self, rate: np.ndarray) -> np.ndarray:
-        if not len(self._flows):
+        if not self._flow_count:
             return np.zeros(len(self._resources))
         return self._paths().load(rate, len(self._resources))
 
-    def _paths(self) -> PathEntries:
-        """The active flows' path entries (the weight matrix by columns), rebuilt only
-        after the set of flows changes."""
-        if self._cached_paths is None:
-            self._cached_paths = PathEntries(self._entry_resource, self._entry_weight, self._path_length)
-        return self._cached_paths
-
     def _matrix(self) -> sp.csc_array | None:
-        """The R x F weight matrix of the active flows (for inspection and tests; the
-        solver works on :meth:`_paths`)."""
-        if not len(self._flows):
+        """The R x F weight matrix of the active flows, in slot order (for inspection and
+        tests; the solver works on :meth:`_paths`)."""
+        if not self._flow_count:
             return None
         import scipy.sparse as sp
 
-        indptr = np.zeros(len(self._flows) + 1, dtype=np.int64)
-        np.cumsum(self._path_length, out=indptr[1:])
-        return sp.csc_array(
-            (self._entry_weight, self._entry_resource, indptr), shape=(len(self._resources), len(self._flows))
-        )
+        paths = self._paths()
+        indptr = np.zeros(len(paths.path_length) + 1, dtype=np.int64)
+        np.cumsum(paths.path_length, out=indptr[1:])
+        return sp.csc_array((paths.weight, paths.resource, indptr), shape=(len(self._resources), self._flow_count))
 
-    def _keep_flows(self, keep: np.ndarray) -> None:
-        """Drop the flows whose ``keep`` is False from the list and every per-flow array."""
-        self._flows = self._flows[keep]
-        entries = np.repeat(keep, self._path_length)
-        dropped, gone = ~entries, ~keep
-        dropped_resource, dropped_length = self._entry_resource[dropped], self._path_length[gone]
-        self._touched[dropped_resource] = True
-        self._load_now -= np.bincount(
-            dropped_resource,
-            weights=self._entry_weight[dropped] * np.repeat(self._rate[gone], dropped_length),
-            minlength=len(self._load_now),
-        )
-        self._count_load_kinds(dropped_resource, np.repeat(self._kind[gone], dropped_length), -1)
-        self._entry_resource = self._entry_resource[entries]
-        self._entry_weight = self._entry_weight[entries]
-        if self._any_raised:
-            self._entry_mechanism = self._entry_mechanism[entries]
-            self._any_raised = bool(self._entry_mechanism.any())
-        for name in (
-            "_remaining",
-            "_rate",
-            "_limiter",
-            "_tag",
-            "_kind",
-            "_work",
-            "_cap",
-            "_share",
-            "_path_length",
-            "_unsolved",
-        ):
-            setattr(self, name, getattr(self, name)[keep])
+    def _release(self, slots: np.ndarray) -> None:
+        """Take the flows in ``slots`` out of flight: their load, kinds and index entries
+        go, and the slots are free for the next flows."""
+        resource, weight, length = self._entries_of(slots)
+        self._touched.update(resource.tolist())
+        self._move_cells(slots, -1.0)
+        self._bank_served(resource)  # a resource listed twice is banked once, as in _move_cells
+        np.subtract.at(self._load_now, resource, weight * np.repeat(self._slot_rate[slots], length))
+        self._count_load_kinds(resource, np.repeat(self._kind[slots], length), -1)
+        if self._raised_flows:
+            self._raised_flows -= int(np.count_nonzero(self._entry_mechanism[slots].any(axis=1)))
+            self._entry_mechanism[slots] = 0
+        for slot in slots.tolist():
+            flow = self._slot_flow[slot]
+            flow.slot = -1
+            self._slot_flow[slot] = None
+            flows_on = self._flows_on
+            for index in flow.resource_index.tolist():
+                flows_on[index].discard(slot)
+        self._free_slots.extend(slots.tolist())
+        self._flow_count -= len(slots)
+        self._remaining[slots] = np.inf
+        self._slot_rate[slots] = 0.0
+        self._end_time[slots] = np.inf
+        self._live[slots] = 0.0
+        self._limiter[slots] = CAP
+        self._tag[slots] = 0
+        self._entry_weight[slots] = 0.0
         self._cached_paths = None
 
     def _complete_finished(self) -> None:
-        if not len(self._flows):
+        if not self._flow_count:
             return
         now = self.env.now
         # A flow whose rest would take less than the clock can resolve at ``now`` is done:
         # otherwise, late in a long run, its wakeup lands at ``now`` again and never ends.
-        done = (self._remaining <= _DONE_REL * self._work) | (self._remaining <= self._rate * clock_resolution(now))
+        done = (self._remaining <= _DONE_REL * self._work) | (
+            self._remaining <= self._slot_rate * clock_resolution(now)
+        )
         if not done.any():
             return
-        finished = self._flows[done]
-        self._keep_flows(~done)
+        slots = np.flatnonzero(done)
+        # In the order they started, as when flows were kept in a list.
+        slots = slots[np.argsort(self._order[slots], kind="stable")]
+        finished = [self._slot_flow[slot] for slot in slots.tolist()]
+        self._release(slots)
         for flow in finished:
-            flow.slot = -1
             flow.end_time = now
             flow.succeed(flow)
+
+    def _grow(self, slots_needed: int, width_needed: int) -> None:
+        """Make room for ``slots_needed`` more slots and paths of ``width_needed`` entries
+        (doubling, so growth is amortised)."""
+        old = len(self._live)
+        size = old
+        if len(self._free_slots) < slots_needed:
+            size = max(2 * old, old + slots_needed - len(self._free_slots), 16)
+        width = max(self._path_width, width_needed)
+        if size == old and width == self._path_width:
+            return
+        extra = size - old
+
+        def widened(array: np.ndarray, fill) -> np.ndarray:
+            grown = np.full((size, width), fill, dtype=array.dtype)
+            grown[:old, : array.shape[1]] = array
+            return grown
+
+        self._entry_resource = widened(self._entry_resource, 0)
+        self._entry_weight = widened(self._entry_weight, 0.0)
+        self._entry_mechanism = widened(self._entry_mechanism, 0)
+        self._path_width = width
+        if not extra:
+            return
+        for name, fill in (
+            ("_remaining", np.inf),
+            ("_slot_rate", 0.0),
+            ("_limiter", CAP),
+            ("_tag", 0),
+            ("_kind", 0),
+            ("_work", 1.0),
+            ("_cap", np.inf),
+            ("_share", 1.0),
+            ("_live", 0.0),
+            ("_end_time", np.inf),
+            ("_order", 0),
+            ("_path_length", 0),
+        ):
+            array = getattr(self, name)
+            setattr(self, name, np.concatenate([array, np.full(extra, fill, dtype=array.dtype)]))
+        self._slot_flow.extend([None] * extra)
+        self._reached_mark = np.concatenate([self._reached_mark, np.zeros(extra, dtype=bool)])
+        # Popped from the end: the lowest free slot first.
+        self._free_slots.extend(range(size - 1, old - 1, -1))
 
     def _merge_pending(self) -> None:
         if not self._pending:
             return
         new = self._pending
         self._pending = []
-        for flow in new:
-            flow.slot = 0  # in flight; its position is its index in ``_flows``
         count = len(new)
-        added = np.empty(count, dtype=object)
-        added[:] = new
-        self._flows = np.concatenate([self._flows, added])
-        entries_before = len(self._entry_resource)
-        self._entry_resource = np.concatenate([self._entry_resource, *(f.resource_index for f in new)])
+        lengths = [len(f.resource_index) for f in new]
+        self._grow(count, max(lengths))
+        free = self._free_slots
+        slots = np.array([free.pop() for _ in range(count)], dtype=np.int64)
+        flows_on = self._flows_on
+        raised = 0
+        for flow, slot, length in zip(new, slots.tolist(), lengths):
+            flow.slot = slot
+            self._slot_flow[slot] = flow
+            for index in flow.resource_index.tolist():
+                flows_on[index].add(slot)
+            self._entry_resource[slot, :length] = flow.resource_index
+            self._entry_weight[slot, :length] = flow.resource_weight
+            if flow.resource_mechanism is not None and flow.resource_mechanism.any():
+                self._entry_mechanism[slot, :length] = flow.resource_mechanism
+                raised += 1
+        self._raised_flows += raised
         kinds = np.fromiter((f.kind for f in new), dtype=np.int64, count=count)
-        lengths = np.fromiter((len(f.resource_index) for f in new), dtype=np.int64, count=count)
-        self._touched[self._entry_resource[entries_before:]] = True
-        self._count_load_kinds(self._entry_resource[entries_before:], np.repeat(kinds, lengths), +1)
-        self._entry_weight = np.concatenate([self._entry_weight, *(f.resource_weight for f in new)])
-        if self._any_raised or any(f.resource_mechanism is not None for f in new):
-            self._entry_mechanism = np.concatenate(
-                [
-                    self._entry_mechanism if self._any_raised else np.zeros(entries_before, dtype=np.int64),
-                    *(
-                        f.resource_mechanism
-                        if f.resource_mechanism is not None
-                        else np.zeros(len(f.resource_index), np.int64)
-                        for f in new
-                    ),
-                ]
-            )
-            self._any_raised = bool(self._entry_mechanism.any())
-        self._path_length = np.concatenate([self._path_length, lengths])
+        length_array = np.array(lengths, dtype=np.int64)
+        resource = np.concatenate([f.resource_index for f in new])
+        self._touched.update(resource.tolist())
+        self._count_load_kinds(resource, np.repeat(kinds, length_array), +1)
         works = np.fromiter((f.work for f in new), dtype=float, count=count)
-        self._remaining = np.concatenate([self._remaining, works])
-        self._rate = np.concatenate([self._rate, np.zeros(count)])
-        self._unsolved = np.concatenate([self._unsolved, np.ones(count, dtype=bool)])
-        self._limiter = np.concatenate([self._limiter, np.full(count, CAP, dtype=np.int64)])
-        self._tag = np.concatenate([self._tag, np.fromiter((f.tag for f in new), dtype=np.int64, count=count)])
-        self._kind = np.concatenate([self._kind, kinds])
-        self._work = np.concatenate([self._work, works])
-        self._cap = np.concatenate([self._cap, [f.rate_cap for f in new]])
-        self._share = np.concatenate([self._share, [f.share for f in new]])
+        self._path_length[slots] = length_array
+        self._remaining[slots] = works
+        self._work[slots] = works
+        self._slot_rate[slots] = 0.0
+        self._end_time[slots] = np.inf
+        self._limiter[slots] = CAP
+        self._tag[slots] = np.fromiter((f.tag for f in new), dtype=np.int64, count=count)
+        self._kind[slots] = kinds
+        self._cap[slots] = np.fromiter((f.rate_cap for f in new), dtype=float, count=count)
+        self._share[slots] = np.fromiter((f.share for f in new), dtype=float, count=count)
+        self._live[slots] = 1.0
+        self._move_cells(slots, +1.0)
+        self._order[slots] = np.arange(self._started, self._started + count)
+        self._started += count
+        self._flow_count += count
+        self._unsolved.extend(slots.tolist())
         self._cached_paths = None
 
     def _solve(self, _event: Event) -> None:
@@ -481,91 +617,139 @@ class FluidNetwork:
         self._advance()
         self._merge_pending()
         self._complete_finished()
-        self.stats.solves += 1
-        if not len(self._flows):
-            self._rate = np.zeros(0)
-            self._touched[:] = False
+        self._stats.solves += 1
+        resource_count = len(self._resources)
+        if not self._flow_count:
+            self._touched.clear()
+            self._unsolved.clear()
             self._saturated = None
-            self._load_now = np.zeros(len(self._resources))
-            self._record(np.zeros(len(self._resources)), np.zeros(len(self._resources)), np.ones(len(self._resources)))
+            self._bank_served(slice(None))
+            self._load_now = np.zeros(resource_count)
+            self._record(np.zeros(resource_count), np.zeros(resource_count), np.ones(resource_count))
             return
         capacity = self._effective_capacity()
-        load = self._solve_reached(capacity) if self._partial_solves else None
-        if load is None:
-            self._rate, self._limiter = max_min_rates_of_paths(self._paths(), capacity, self._cap, self._share)
-            self.stats.flows_solved += len(self._flows)
-            load = self._resource_load(self._rate)
-        self._touched[:] = False
-        self._unsolved[:] = False
-        self._saturated = load >= capacity * (1 - _SATURATED_REL)
+        changed = capacity != self._solved_capacity if self._saturated is not None else None
+        rechecked = self._solve_reached(capacity, changed) if self._partial_solves else None
+        if rechecked is None:
+            paths = self._paths()
+            slots = self._cached_paths[0]
+            rate, limiter = max_min_rates_of_paths(paths, capacity, self._cap[slots], self._share[slots])
+            self._slot_rate[slots] = rate
+            self._set_end_times(slots)
+            self._move_cells(slots, -1.0)
+            self._limiter[slots] = limiter
+            self._move_cells(slots, +1.0)
+            self._stats.flows_solved += len(slots)
+            self._bank_served(slice(None))
+            # float even when no flow crosses a resource (bincount of nothing gives ints).
+            self._load_now = paths.load(rate, resource_count).astype(float, copy=False)
+            self._saturated = self._load_now >= capacity * (1 - _SATURATED_REL)
+        else:
+            # Only these resources' loads or capacities moved: the rest keep their state.
+            self._saturated[rechecked] = self._load_now[rechecked] >= capacity[rechecked] * (1 - _SATURATED_REL)
+        self._touched.clear()
+        self._unsolved.clear()
         self._solved_capacity = capacity
-        self._load_now = load
         if self._record_timeline:
-            flow_count = np.bincount(self._entry_resource, minlength=len(self._resources))
-            self._record(load / capacity, flow_count, capacity / self._capacity)
+            paths = self._paths()
+            flow_count = np.bincount(paths.resource, minlength=resource_count)
+            self._record(self._load_now / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
-    def _solve_reached(self, capacity: np.ndarray) -> np.ndarray | None:
-        """Re-solve the flows the changes since the last solve reach (module docstring)
-        and return every resource's load; ``None`` if the whole network must be solved
-        instead (no solve yet, the changes reach most flows, or an unsaturated shared
-        resource would saturate)."""
+    def _search(self, connecting: np.ndarray, seeds: np.ndarray) -> np.ndarray | None:
+        """The slots the changes reach, in slot order: the new flows, the flows on the
+        ``seeds`` resources, and every flow joined to those through a ``connecting``
+        resource; ``None`` once that is more than ``_PARTIAL_MAX_SHARE`` of the flows.
+
+        Breadth first, a level at a time: the resources a level's flows cross, then the
+        flows on those (from the index of flows per resource), so it costs what it
+        reaches, not every flow in flight."""
+        limit = _PARTIAL_MAX_SHARE * self._flow_count
+        flows_on = self._flows_on
+        reached_mark, component_mark = self._reached_mark, self._component_mark
+        frontier = np.array(self._unsolved, dtype=np.int64)
+        reached_mark[frontier] = True
+        new_resources = np.unique(seeds)
+        component_mark[new_resources] = True
+        found, joined = [frontier], [new_resources]
+        reached_count = len(frontier)
+        while True:
+            if len(new_resources):
+                on = np.fromiter(chain.from_iterable(flows_on[index] for index in new_resources.tolist()), np.int64)
+                fresh = np.unique(on[~reached_mark[on]])
+                reached_mark[fresh] = True
+                found.append(fresh)
+                reached_count += len(fresh)
+                if reached_count > limit:
+                    break
+                frontier = np.concatenate([frontier, fresh]) if len(frontier) else fresh
+            if not len(frontier):
+                break
+            rows = self._entry_resource[frontier]
+            crossing = rows[(self._entry_weight[frontier] > 0) & connecting[rows] & ~component_mark[rows]]
+            frontier = frontier[:0]
+            new_resources = np.unique(crossing)
+            if not len(new_resources):
+                break
+            component_mark[new_resources] = True
+            joined.append(new_resources)
+        slots = np.concatenate(found)
+        reached_mark[slots] = False
+        component_mark[np.concatenate(joined)] = False
+        if reached_count > limit:
+            return None
+        return np.sort(slots)
+
+    def _solve_reached(self, capacity: np.ndarray, changed: np.ndarray | None) -> np.ndarray | None:
+        """Re-solve the flows the changes since the last solve reach (module docstring),
+        update the loads, and return the resources whose saturation must be checked again;
+        ``None`` if the whole network must be solved instead (no solve yet, the changes
+        reach most flows, or an unsaturated shared resource would saturate).
+
+        The search walks the flows from the resources' index of the flows crossing them,
+        so it costs what it reaches, not every flow in flight."""
         if self._saturated is None:
             return None
-        paths = self._paths()
-        entry_resource, entry_flow = paths.resource, paths.flow
-        flow_count, resource_count = len(self._flows), len(self._resources)
         # A capacity that changed (set_capacity, or a load model answering a new load) may
         # bind anywhere: its resource joins its flows whether it was saturated or not.
-        changed = capacity != self._solved_capacity
+        changed_array = np.flatnonzero(changed)
         connecting = self._saturated | changed
-        # Only entries on joining resources carry the search: gather them once (most
-        # entries are on resources that never fill: a client's core and NIC, the fabric).
-        joining = np.flatnonzero(connecting[entry_resource])
-        joining_resource, joining_flow = entry_resource[joining], entry_flow[joining]
-        component = (self._touched & self._saturated) | changed
-        reached = self._unsolved.copy()
-        while True:
-            component[joining_resource[reached[joining_flow]]] = True
-            hit = joining_flow[component[joining_resource]]
-            if reached[hit].all():
-                break
-            reached[hit] = True
-        reached_count = int(np.count_nonzero(reached))
-        if reached_count > _PARTIAL_MAX_SHARE * flow_count:
+        touched = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
+        slots = self._search(connecting, np.concatenate([touched[self._saturated[touched]], changed_array]))
+        if slots is None:
             return None
-        inside = reached[entry_flow]
-        # The unreached flows' load: the load now less the reached flows' (few entries).
-        inside_entries = np.flatnonzero(inside)
-        inside_resource = entry_resource[inside_entries]
-        inside_weight = paths.weight[inside_entries]
-        outside_load = self._load_now - np.bincount(
-            inside_resource, weights=inside_weight * self._rate[entry_flow[inside_entries]], minlength=resource_count
+        self._stats.partial_solves += 1
+        if not len(slots):
+            # The changes left no flow behind them (their resources emptied).
+            return np.concatenate([touched, changed_array])
+        inside_resource, inside_weight, lengths = self._entries_of(slots)
+        used, local_resource = np.unique(inside_resource, return_inverse=True)
+        # The unreached flows' load on these resources: the load now less the reached flows'.
+        outside_load = self._load_now[used] - np.bincount(
+            local_resource, weights=inside_weight * np.repeat(self._slot_rate[slots], lengths), minlength=len(used)
         )
-        self.stats.partial_solves += 1
-        if not reached_count:
-            return outside_load  # the changes left no flow behind them (their resources emptied)
-        crossed = np.zeros(resource_count, dtype=bool)
-        crossed[inside_resource] = True
-        used = np.flatnonzero(crossed)
-        local_resource = (np.cumsum(crossed) - 1)[inside_resource]
-        room = capacity[used] - outside_load[used]
+        room = capacity[used] - outside_load
         if (room <= _SATURATED_REL * capacity[used]).any():
-            self.stats.partial_solves -= 1
+            self._stats.partial_solves -= 1
             return None
-        sub_paths = PathEntries(local_resource, inside_weight, self._path_length[reached])
-        rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[reached], self._share[reached])
-        shared = ~connecting[used]
-        outside_load[used] += sub_paths.load(rate, len(used))
-        if (outside_load[used][shared] >= capacity[used][shared] * (1 - _SATURATED_REL)).any():
-            self.stats.partial_solves -= 1
+        sub_paths = PathEntries(local_resource, inside_weight, lengths)
+        rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[slots], self._share[slots])
+        shared = ~(self._saturated[used] | changed[used])
+        load = outside_load + sub_paths.load(rate, len(used))
+        if (load[shared] >= capacity[used][shared] * (1 - _SATURATED_REL)).any():
+            self._stats.partial_solves -= 1
             return None
-        self._rate[reached] = rate
+        self._bank_served(used)
+        self._load_now[used] = load
+        self._slot_rate[slots] = rate
+        self._set_end_times(slots)
         held = limiter >= 0
         limiter[held] = used[limiter[held]]
-        self._limiter[reached] = limiter
-        self.stats.flows_solved += reached_count
-        return outside_load
+        self._move_cells(slots, -1.0)
+        self._limiter[slots] = limiter
+        self._move_cells(slots, +1.0)
+        self._stats.flows_solved += len(slots)
+        return np.concatenate([used, touched, changed_array])
 
     def mechanism_code(self, mechanism: str) -> int:
         if mechanism not in self._mechanism_names:
@@ -603,12 +787,18 @@ class FluidNetwork:
         self._any_lowered = bool(self._load_lowered_by.any())
         return capacity
 
+    def _set_end_times(self, slots: np.ndarray) -> None:
+        rate = self._slot_rate[slots]
+        with np.errstate(divide="ignore"):
+            self._end_time[slots] = np.where(rate > 0, self.env.now + self._remaining[slots] / rate, np.inf)
+
     def _schedule_wakeup(self) -> None:
-        moving = self._rate > 0
-        if not moving.any():
-            stuck = self._flows[0]
+        earliest = float(self._end_time.min())
+        if math.isinf(earliest):
+            stuck = self._slot_flow[int(self._live_slots()[0])]
             raise RuntimeError(f"flow {stuck.name!r} cannot progress: every rate is zero")
-        delay = max(float(np.min(self._remaining[moving] / self._rate[moving])), clock_resolution(self.env.now))
+        now = self.env.now
+        delay = max(earliest - now, clock_resolution(now))
         self._wakeup_generation += 1
         generation = self._wakeup_generation
         wakeup = _Deferred(self.env, delay, simpy.events.NORMAL)
