@@ -132,9 +132,15 @@ class FluidNetwork:
         self._resources: list[Resource] = []
         self._capacity = np.zeros(0)
         # Per resource: saturated at the last solve (None before the first); the capacity
-        # that solve used.
+        # under the present load (kept up to date for the resources whose load or nominal
+        # capacity changed: ``_dirty_rows``, ``_renominated``), and the resources whose
+        # capacity changed since the last solve.
         self._saturated: np.ndarray | None = None
-        self._solved_capacity = np.zeros(0)
+        self._effective = np.zeros(0)
+        self._dirty_rows: set[int] = set()
+        self._renominated: set[int] = set()
+        self._capacity_changes: list[np.ndarray] = []
+        self._changed_mark = np.zeros(0, dtype=bool)
         # Resources a flow started or ended on since the last solve.
         self._touched: set[int] = set()
         # Per resource, the load of the flows in flight at their present rates: set by a
@@ -181,6 +187,7 @@ class FluidNetwork:
         self._unsolved: list[int] = []
         self._cached_paths: tuple[np.ndarray, PathEntries] | None = None
         self._last_advance = env.now
+        self._checked_at = -math.inf  # when _complete_finished last scanned the slots
         self._solve_pending = False
         self._wakeup_generation = 0
         self._record_timeline = record_timeline
@@ -194,13 +201,11 @@ class FluidNetwork:
         self._load_position = np.zeros(0, dtype=np.int64)
         self._load_kinds = np.zeros((0, KIND_COUNT), dtype=np.int64)
         self._load_key = np.zeros((0, 5))
-        self._load_capacity = np.zeros(0)
         # Per resource, which mechanism lowered its capacity at the last solve (a code into
         # ``_mechanism_names``; 0: none).
         self._lowered_by = np.zeros(0, dtype=np.int64)
-        self._load_lowered_by = np.zeros(0, dtype=np.int64)
         self._mechanism_names: list[str] = [""]
-        self._any_lowered = False
+        self._lowered_count = 0  # load-dependent resources whose capacity a mechanism lowers now
         self._stats = NetworkStats()
         # Attribution kept lazily (module docstring): per resource, when its served work
         # was last brought up to date; per cell (tag x (limiter + 1)), the flows in it now,
@@ -239,7 +244,9 @@ class FluidNetwork:
         # (flow count, reads, writes, random flows, nominal capacity) each load model last saw, and what
         # it answered; -1 flows means never asked.
         self._load_key = np.full((len(self._load_dependent), 5), -1.0)
-        self._load_capacity = self._capacity[self._load_rows].copy()
+        self._effective = self._capacity.copy()
+        self._dirty_rows = set(range(len(self._load_rows)))
+        self._changed_mark = np.zeros(count, dtype=bool)
         self._stats.served = np.zeros(count)
         self._served_since = np.full(count, float(self.env.now))
         cells = (count + 1) * max(4, len(self._tags))
@@ -251,7 +258,7 @@ class FluidNetwork:
         self._saturated = None
         self._load_now = np.zeros(count)
         self._lowered_by = np.zeros(count, dtype=np.int64)
-        self._load_lowered_by = np.zeros(len(self._load_dependent), dtype=np.int64)
+        self._lowered_count = 0
         for tag in self._stats.limited_time:
             self._stats.limited_time[tag] = np.zeros(count + 1)
 
@@ -369,6 +376,7 @@ class FluidNetwork:
         self._ensure_resource_arrays()
         self._advance()
         self._capacity[resource.index] = capacity
+        self._renominated.add(resource.index)
         self._request_solve()
 
     # -- internals ----------------------------------------------------------------------
@@ -389,14 +397,14 @@ class FluidNetwork:
         # Free slots have rate 0 and infinite remaining work: they move nothing.
         moved = np.minimum(self._slot_rate * elapsed, self._remaining)
         self._remaining -= moved
-        if not (self._any_lowered or self._raised_flows):
+        if not (self._lowered_count or self._raised_flows):
             return  # the common case: no mechanism costs any resource capacity now
         live = self._live > 0
         tags = self._tag
         width = len(self._resources) + 1
         cells = tags * width + (self._limiter + 1)
         codes = np.zeros(len(self._live), dtype=np.int64)
-        if self._any_lowered:
+        if self._lowered_count:
             codes = np.where(live & (self._limiter >= 0), self._lowered_by[np.maximum(self._limiter, 0)], 0)
         if self._raised_flows:
             # A flow held by a resource on which a mechanism raised its weight: that
@@ -502,9 +510,12 @@ class FluidNetwork:
         self._cached_paths = None
 
     def _complete_finished(self) -> None:
-        if not self._flow_count:
-            return
         now = self.env.now
+        if not self._flow_count or now == self._checked_at:
+            # Nothing moved since the last check at this instant (a wake-up checks, then
+            # the solve it asks for would check again); new flows are never done at once.
+            return
+        self._checked_at = now
         # A flow whose rest would take less than the clock can resolve at ``now`` is done:
         # otherwise, late in a long run, its wakeup lands at ``now`` again and never ends.
         done = (self._remaining <= _DONE_REL * self._work) | (
@@ -627,8 +638,10 @@ class FluidNetwork:
             self._load_now = np.zeros(resource_count)
             self._record(np.zeros(resource_count), np.zeros(resource_count), np.ones(resource_count))
             return
-        capacity = self._effective_capacity()
-        changed = capacity != self._solved_capacity if self._saturated is not None else None
+        self._update_capacities()
+        capacity = self._effective
+        changed = np.concatenate(self._capacity_changes) if self._capacity_changes else np.zeros(0, dtype=np.int64)
+        self._capacity_changes = []
         rechecked = self._solve_reached(capacity, changed) if self._partial_solves else None
         if rechecked is None:
             paths = self._paths()
@@ -649,17 +662,16 @@ class FluidNetwork:
             self._saturated[rechecked] = self._load_now[rechecked] >= capacity[rechecked] * (1 - _SATURATED_REL)
         self._touched.clear()
         self._unsolved.clear()
-        self._solved_capacity = capacity
         if self._record_timeline:
             paths = self._paths()
             flow_count = np.bincount(paths.resource, minlength=resource_count)
             self._record(self._load_now / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
-    def _search(self, connecting: np.ndarray, seeds: np.ndarray) -> np.ndarray | None:
+    def _search(self, seeds: np.ndarray) -> np.ndarray | None:
         """The slots the changes reach, in slot order: the new flows, the flows on the
-        ``seeds`` resources, and every flow joined to those through a ``connecting``
-        resource; ``None`` once that is more than ``_PARTIAL_MAX_SHARE`` of the flows.
+        ``seeds`` resources, and every flow joined to those through a connecting resource
+        (saturated at the last solve, or its capacity changed since); ``None`` once that is more than ``_PARTIAL_MAX_SHARE`` of the flows.
 
         Breadth first, a level at a time: the resources a level's flows cross, then the
         flows on those (from the index of flows per resource), so it costs what it
@@ -686,7 +698,8 @@ class FluidNetwork:
             if not len(frontier):
                 break
             rows = self._entry_resource[frontier]
-            crossing = rows[(self._entry_weight[frontier] > 0) & connecting[rows] & ~component_mark[rows]]
+            connecting = self._saturated[rows] | self._changed_mark[rows]
+            crossing = rows[(self._entry_weight[frontier] > 0) & connecting & ~component_mark[rows]]
             frontier = frontier[:0]
             new_resources = np.unique(crossing)
             if not len(new_resources):
@@ -700,7 +713,7 @@ class FluidNetwork:
             return None
         return np.sort(slots)
 
-    def _solve_reached(self, capacity: np.ndarray, changed: np.ndarray | None) -> np.ndarray | None:
+    def _solve_reached(self, capacity: np.ndarray, changed: np.ndarray) -> np.ndarray | None:
         """Re-solve the flows the changes since the last solve reach (module docstring),
         update the loads, and return the resources whose saturation must be checked again;
         ``None`` if the whole network must be solved instead (no solve yet, the changes
@@ -712,16 +725,21 @@ class FluidNetwork:
             return None
         # A capacity that changed (set_capacity, or a load model answering a new load) may
         # bind anywhere: its resource joins its flows whether it was saturated or not.
-        changed_array = np.flatnonzero(changed)
-        connecting = self._saturated | changed
+        self._changed_mark[changed] = True
+        try:
+            return self._solve_component(capacity, changed)
+        finally:
+            self._changed_mark[changed] = False
+
+    def _solve_component(self, capacity: np.ndarray, changed: np.ndarray) -> np.ndarray | None:
         touched = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
-        slots = self._search(connecting, np.concatenate([touched[self._saturated[touched]], changed_array]))
+        slots = self._search(np.concatenate([touched[self._saturated[touched]], changed]))
         if slots is None:
             return None
         self._stats.partial_solves += 1
         if not len(slots):
             # The changes left no flow behind them (their resources emptied).
-            return np.concatenate([touched, changed_array])
+            return np.concatenate([touched, changed])
         inside_resource, inside_weight, lengths = self._entries_of(slots)
         used, local_resource = np.unique(inside_resource, return_inverse=True)
         # The unreached flows' load on these resources: the load now less the reached flows'.
@@ -734,7 +752,7 @@ class FluidNetwork:
             return None
         sub_paths = PathEntries(local_resource, inside_weight, lengths)
         rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[slots], self._share[slots])
-        shared = ~(self._saturated[used] | changed[used])
+        shared = ~(self._saturated[used] | self._changed_mark[used])
         load = outside_load + sub_paths.load(rate, len(used))
         if (load[shared] >= capacity[used][shared] * (1 - _SATURATED_REL)).any():
             self._stats.partial_solves -= 1
@@ -749,7 +767,7 @@ class FluidNetwork:
         self._limiter[slots] = limiter
         self._move_cells(slots, +1.0)
         self._stats.flows_solved += len(slots)
-        return np.concatenate([used, touched, changed_array])
+        return np.concatenate([used, touched, changed])
 
     def mechanism_code(self, mechanism: str) -> int:
         if mechanism not in self._mechanism_names:
@@ -764,28 +782,49 @@ class FluidNetwork:
         position = self._load_position[resource]
         on_model = position >= 0
         np.add.at(self._load_kinds, (position[on_model], kind[on_model]), sign)
+        self._dirty_rows.update(position[on_model].tolist())
 
     def _effective_capacity(self) -> np.ndarray:
-        """Each resource's capacity under its present load.  A load model is called again
-        only for a resource whose load or nominal capacity changed since the last solve
-        (load models are pure): most solves change a few of hundreds."""
-        capacity = self._capacity.copy()
-        if not self._load_dependent:
-            return capacity
-        rows, kinds = self._load_rows, self._load_kinds
-        random = kinds[:, RANDOM_READ] + kinds[:, RANDOM_WRITE]
-        key = np.column_stack((kinds.sum(axis=1), kinds[:, READ], kinds[:, WRITE], random, self._capacity[rows]))
-        for position in np.flatnonzero((key != self._load_key).any(axis=1)):
-            resource = self._load_dependent[position]
-            load = ResourceLoad(*(int(count) for count in key[position, :4]))
-            self._load_capacity[position] = resource.capacity_at(load, nominal=float(key[position, 4]))
-            lowered = lowering_mechanism(resource.load_model, float(key[position, 4]), load) if load.flow_count else ""
-            self._load_lowered_by[position] = self.mechanism_code(lowered)
-        self._load_key = key
-        capacity[rows] = self._load_capacity
-        self._lowered_by[rows] = self._load_lowered_by
-        self._any_lowered = bool(self._load_lowered_by.any())
-        return capacity
+        """Each resource's capacity under its present load (a copy)."""
+        self._ensure_resource_arrays()
+        self._update_capacities()
+        return self._effective.copy()
+
+    def _update_capacities(self) -> None:
+        """Bring the effective capacities up to date and note the resources whose value
+        changed (for the next solve).  A load model is called again only for a resource
+        whose load or nominal capacity changed since it was last asked (load models are
+        pure): most solves change a few of hundreds."""
+        changed: list[int] = []
+        for index in self._renominated:
+            if self._load_position[index] >= 0:
+                self._dirty_rows.add(int(self._load_position[index]))
+            elif self._effective[index] != self._capacity[index]:
+                self._effective[index] = self._capacity[index]
+                changed.append(index)
+        self._renominated.clear()
+        if self._dirty_rows:
+            positions = np.fromiter(self._dirty_rows, dtype=np.int64, count=len(self._dirty_rows))
+            self._dirty_rows.clear()
+            rows, kinds = self._load_rows[positions], self._load_kinds[positions]
+            random = kinds[:, RANDOM_READ] + kinds[:, RANDOM_WRITE]
+            key = np.column_stack((kinds.sum(axis=1), kinds[:, READ], kinds[:, WRITE], random, self._capacity[rows]))
+            differs = (key != self._load_key[positions]).any(axis=1)
+            for position, row, row_key in zip(positions[differs].tolist(), rows[differs].tolist(), key[differs]):
+                resource = self._load_dependent[position]
+                load = ResourceLoad(*(int(count) for count in row_key[:4]))
+                nominal = float(row_key[4])
+                effective = resource.capacity_at(load, nominal=nominal)
+                if effective != self._effective[row]:
+                    self._effective[row] = effective
+                    changed.append(row)
+                lowered = lowering_mechanism(resource.load_model, nominal, load) if load.flow_count else ""
+                code = self.mechanism_code(lowered)
+                self._lowered_count += int(code > 0) - int(self._lowered_by[row] > 0)
+                self._lowered_by[row] = code
+                self._load_key[position] = row_key
+        if changed:
+            self._capacity_changes.append(np.array(changed, dtype=np.int64))
 
     def _set_end_times(self, slots: np.ndarray) -> None:
         rate = self._slot_rate[slots]
