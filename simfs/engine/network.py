@@ -14,10 +14,10 @@ capacity changed, and every flow joined to those through a saturated resource.  
 that was not saturated does not join its flows: the flows it shares with the rest keep
 their rates while it stays unsaturated, and it is handed to the sub-problem with the
 capacity the others leave.  This is exact: if no unsaturated shared resource saturates,
-every flow keeps a bottleneck (max-min fairness's own test), and if one would, the solve
-is done again over all flows.  A run of flows that end at their own times on their own
-OSTs re-solves one OST's flows per completion instead of all of them
-(docs/background/fluid-model.md, "Partial solves").
+every flow keeps a bottleneck (max-min fairness's own test), and if one would, it joins
+its flows too and the component is solved again (a few times at most, then every flow).
+A run of flows that end at their own times on their own OSTs re-solves one OST's flows
+per completion instead of all of them (docs/background/fluid-model.md, "Partial solves").
 
 What a change costs is kept proportional to the change (docs/background/fluid-model.md,
 "How flows are kept"): flows live in fixed slots (a flow that ends frees its slot; nothing
@@ -73,6 +73,18 @@ _SATURATED_REL = 1e-6
 
 # Above this fraction of the flows a partial solve costs more than it saves: solve them all.
 _PARTIAL_MAX_SHARE = 0.5
+
+# How many times a partial solve may widen its component (a resource outside it would
+# fill) before the whole network is solved instead.
+_WIDENINGS = 4
+
+
+@dataclass(frozen=True)
+class _Widen:
+    """A partial solve's answer when unsaturated ``resources`` would fill: solve again
+    with them joining their flows."""
+
+    resources: np.ndarray
 
 
 class _Deferred(Event):
@@ -725,13 +737,25 @@ class FluidNetwork:
             return None
         # A capacity that changed (set_capacity, or a load model answering a new load) may
         # bind anywhere: its resource joins its flows whether it was saturated or not.
-        self._changed_mark[changed] = True
-        try:
-            return self._solve_component(capacity, changed)
-        finally:
-            self._changed_mark[changed] = False
+        joining = changed
+        for _ in range(_WIDENINGS):
+            self._changed_mark[joining] = True
+            try:
+                outcome = self._solve_component(capacity, joining)
+            finally:
+                self._changed_mark[joining] = False
+            if not isinstance(outcome, _Widen):
+                return outcome
+            # A resource outside the component would fill (or has no room left): it joins
+            # its flows too, and the component is searched and solved again.
+            joining = np.concatenate([joining, outcome.resources])
+        return None
 
-    def _solve_component(self, capacity: np.ndarray, changed: np.ndarray) -> np.ndarray | None:
+    def _solve_component(self, capacity: np.ndarray, changed: np.ndarray) -> np.ndarray | _Widen | None:
+        """One partial solve over the component the changes reach through the saturated
+        resources and ``changed`` (marked in ``_changed_mark``): the resources to recheck,
+        ``None`` if it reaches most flows, or the unsaturated resources the sub-problem
+        would fill (``_Widen``)."""
         touched = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
         slots = self._search(np.concatenate([touched[self._saturated[touched]], changed]))
         if slots is None:
@@ -747,16 +771,18 @@ class FluidNetwork:
             local_resource, weights=inside_weight * np.repeat(self._slot_rate[slots], lengths), minlength=len(used)
         )
         room = capacity[used] - outside_load
-        if (room <= _SATURATED_REL * capacity[used]).any():
+        full = room <= _SATURATED_REL * capacity[used]
+        if full.any():
             self._stats.partial_solves -= 1
-            return None
+            return _Widen(used[full])
         sub_paths = PathEntries(local_resource, inside_weight, lengths)
         rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[slots], self._share[slots])
         shared = ~(self._saturated[used] | self._changed_mark[used])
         load = outside_load + sub_paths.load(rate, len(used))
-        if (load[shared] >= capacity[used][shared] * (1 - _SATURATED_REL)).any():
+        filled = shared & (load >= capacity[used] * (1 - _SATURATED_REL))
+        if filled.any():
             self._stats.partial_solves -= 1
-            return None
+            return _Widen(used[filled])
         self._bank_served(used)
         self._load_now[used] = load
         self._slot_rate[slots] = rate
