@@ -79,6 +79,16 @@ _PARTIAL_MAX_SHARE = 0.5
 _WIDENINGS = 4
 
 
+def _distinct(values: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """``values`` without repeats, in no particular order, in time linear in their count
+    (``np.unique`` sorts): ``scratch`` is an integer array indexed by value, left as it is."""
+    if len(values) < 2:
+        return values
+    order = np.arange(len(values))
+    scratch[values] = order
+    return values[scratch[values] == order]
+
+
 @dataclass(frozen=True)
 class _Widen:
     """A partial solve's answer when unsaturated ``resources`` would fill: solve again
@@ -195,6 +205,9 @@ class FluidNetwork:
         self._flows_on: list[set[int]] = []
         self._reached_mark = np.zeros(0, dtype=bool)
         self._component_mark = np.zeros(0, dtype=bool)
+        # Scratch space for _distinct, per slot and per resource.
+        self._slot_scratch = np.zeros(0, dtype=np.int64)
+        self._resource_scratch = np.zeros(0, dtype=np.int64)
         # Slots whose flow started since the last solve (it has no rate yet).
         self._unsolved: list[int] = []
         self._cached_paths: tuple[np.ndarray, PathEntries] | None = None
@@ -267,6 +280,7 @@ class FluidNetwork:
         self._cell_seconds = np.zeros(cells)
         self._flows_on = [set() for _ in range(count)]
         self._component_mark = np.zeros(count, dtype=bool)
+        self._resource_scratch = np.zeros(count, dtype=np.int64)
         self._saturated = None
         self._load_now = np.zeros(count)
         self._lowered_by = np.zeros(count, dtype=np.int64)
@@ -585,6 +599,7 @@ class FluidNetwork:
             setattr(self, name, np.concatenate([array, np.full(extra, fill, dtype=array.dtype)]))
         self._slot_flow.extend([None] * extra)
         self._reached_mark = np.concatenate([self._reached_mark, np.zeros(extra, dtype=bool)])
+        self._slot_scratch = np.zeros(size, dtype=np.int64)
         # Popped from the end: the lowest free slot first.
         self._free_slots.extend(range(size - 1, old - 1, -1))
 
@@ -683,7 +698,8 @@ class FluidNetwork:
     def _search(self, seeds: np.ndarray) -> np.ndarray | None:
         """The slots the changes reach, in slot order: the new flows, the flows on the
         ``seeds`` resources, and every flow joined to those through a connecting resource
-        (saturated at the last solve, or its capacity changed since); ``None`` once that is more than ``_PARTIAL_MAX_SHARE`` of the flows.
+        (saturated at the last solve, or its capacity changed since); ``None`` once that
+        is more than ``_PARTIAL_MAX_SHARE`` of the flows.
 
         Breadth first, a level at a time: the resources a level's flows cross, then the
         flows on those (from the index of flows per resource), so it costs what it
@@ -693,14 +709,14 @@ class FluidNetwork:
         reached_mark, component_mark = self._reached_mark, self._component_mark
         frontier = np.array(self._unsolved, dtype=np.int64)
         reached_mark[frontier] = True
-        new_resources = np.unique(seeds)
+        new_resources = _distinct(seeds, self._resource_scratch)
         component_mark[new_resources] = True
         found, joined = [frontier], [new_resources]
         reached_count = len(frontier)
         while True:
             if len(new_resources):
                 on = np.fromiter(chain.from_iterable(flows_on[index] for index in new_resources.tolist()), np.int64)
-                fresh = np.unique(on[~reached_mark[on]])
+                fresh = _distinct(on[~reached_mark[on]], self._slot_scratch)
                 reached_mark[fresh] = True
                 found.append(fresh)
                 reached_count += len(fresh)
@@ -713,7 +729,7 @@ class FluidNetwork:
             connecting = self._saturated[rows] | self._changed_mark[rows]
             crossing = rows[(self._entry_weight[frontier] > 0) & connecting & ~component_mark[rows]]
             frontier = frontier[:0]
-            new_resources = np.unique(crossing)
+            new_resources = _distinct(crossing, self._resource_scratch)
             if not len(new_resources):
                 break
             component_mark[new_resources] = True

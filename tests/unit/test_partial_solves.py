@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import simpy
 from hypothesis import given
@@ -141,3 +142,12 @@ def test_flows_ending_on_their_own_osts_re_solve_one_ost_at_a_time():
         moved_by_then = before.end_time * 200e6
         rest = total - moved_by_then
         assert last.end_time == pytest.approx(before.end_time + rest / 125e6)
+
+
+@given(st.lists(st.integers(0, 30), max_size=60))
+def test_distinct_keeps_each_value_once(values):
+    from simfs.engine.network import _distinct
+
+    scratch = np.zeros(31, dtype=np.int64)
+    distinct = _distinct(np.array(values, dtype=np.int64), scratch)
+    assert sorted(distinct.tolist()) == sorted(set(values))
