@@ -3,6 +3,7 @@ itself reads the whole archive and runs for hours: not a test)."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib.util
 from pathlib import Path
 
@@ -61,6 +62,24 @@ def test_the_report_separates_fitted_predicted_and_unsimulated_phases():
     assert "| lustre | ior-hard-write | 1 | 0.20 | 0% |" in text
     assert "All predicted phases: 2, within 2x: 50%." in text
     assert "| s | ior-hard-read | why |" in text and "| t | DAOS | a file system simfs does not model |" in text
+
+
+def test_a_submission_that_cannot_be_built_stays_in_the_report_after_a_resume(tmp_path, monkeypatch):
+    # The module is loaded from its path, so its functions cannot be pickled to a process.
+    monkeypatch.setattr(study, "ProcessPoolExecutor", concurrent.futures.ThreadPoolExecutor)
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    out.mkdir()
+    _submission(corpus, "EXAScaler")  # a modelled file system, but no IOR or mdtest output
+    assert study.main(["--corpus", str(corpus), "--out", str(out)]) == 0
+    assert (
+        "| Site/System/EXAScaler/2024/submission-1 | EXAScaler | no IOR/mdtest outputs |"
+        in (out / "study.md").read_text()
+    )
+    (out / "study.md").unlink()
+    assert study.main(["--corpus", str(corpus), "--out", str(out), "--report-only"]) == 0
+    text = (out / "study.md").read_text()
+    assert "| Site/System/EXAScaler/2024/submission-1 | EXAScaler | no IOR/mdtest outputs |" in text
+    assert "All 0 buildable submissions studied." in text
 
 
 def test_without_the_corpus_the_study_says_so(tmp_path, capsys):

@@ -79,6 +79,7 @@ MODELS = {
         "nsd_server.count",
     ),
 }
+NOT_MODELLED = "a file system simfs does not model"
 EASY = ("ior-easy-write", "ior-easy-read", "mdtest-easy-write", "mdtest-easy-stat", "mdtest-easy-delete")
 HARD = (
     "ior-hard-write",
@@ -221,7 +222,7 @@ def study_one(submission: Path, corpus: Path, recorded: pd.DataFrame | None = No
     model, name = file_system_type(submission, corpus)
     where = str(submission.relative_to(corpus))
     if not model:
-        return [], {"submission": where, "file_system": name, "reason": "a file system simfs does not model"}
+        return [], {"submission": where, "file_system": name, "reason": NOT_MODELLED}
     found = runs(submission)
     if not found:
         return [], {"submission": where, "file_system": name, "reason": "no IOR/mdtest outputs"}
@@ -442,16 +443,29 @@ def main(argv: list[str] | None = None) -> int:
         if not model:
             skipped.append(
                 {"submission": str(submission.relative_to(args.corpus)), "file_system": name,
-                 "reason": "a file system simfs does not model"}
+                 "reason": NOT_MODELLED}
             )  # fmt: skip
         else:
             to_build.append(submission)
     buildable = len(to_build)
     csv_path, md_path = args.out / "study.csv", args.out / "study.md"
+    # Submissions an earlier run tried and could not build (no outputs, outputs not read):
+    # the reason does not change between runs, so a resumed run reports them and moves on.
+    skipped_path = args.out / "study-skipped.csv"
+    tried = {}
+    if (args.resume or args.report_only) and skipped_path.is_file():
+        tried = {row["submission"]: row for row in pd.read_csv(skipped_path).to_dict("records")}
+        skipped += [
+            tried[str(s.relative_to(args.corpus))] for s in to_build if str(s.relative_to(args.corpus)) in tried
+        ]
+        to_build = [s for s in to_build if str(s.relative_to(args.corpus)) not in tried]
     recorded: dict[str, pd.DataFrame] = {}
     if (args.resume or args.report_only or args.repredict) and csv_path.is_file():
         # A submission's rows are written when it finishes, all at once: those there are whole.
-        kept = pd.read_csv(csv_path)
+        try:
+            kept = pd.read_csv(csv_path)
+        except pd.errors.EmptyDataError:  # an earlier run that built nothing
+            kept = pd.DataFrame({"submission": []})
         done_before = set(kept["submission"])
         if args.repredict:
             recorded = {name: rows for name, rows in kept.groupby("submission")}
@@ -478,8 +492,11 @@ def main(argv: list[str] | None = None) -> int:
     def write_report() -> None:
         frame = pd.DataFrame(built)
         frame.to_csv(csv_path, index=False)
+        not_built = [row for row in skipped if row["reason"] != NOT_MODELLED]
+        if not_built:
+            pd.DataFrame(not_built).to_csv(skipped_path, index=False)
         studied = frame["submission"].nunique() if len(frame) else 0
-        md_path.write_text(report(frame, pd.DataFrame(skipped), coverage(studied, buildable)))
+        md_path.write_text(report(frame, pd.DataFrame(skipped), coverage(studied, buildable - len(not_built))))
 
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = {
