@@ -695,6 +695,21 @@ class FluidNetwork:
             self._record(self._load_now / capacity, flow_count, capacity / self._capacity)
         self._schedule_wakeup()
 
+    def _renumber(self, resource: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct ``resource`` indices in increasing order, and each entry's position
+        among them (``np.unique(..., return_inverse=True)``).  Increasing, so that a tie
+        between resources in the sub-problem goes the way it would in a full solve.  For
+        many entries, marking them on the resources is cheaper than sorting them."""
+        if len(resource) * 256 < len(self._resources):
+            return np.unique(resource, return_inverse=True)
+        mark = self._component_mark  # clear outside a search
+        mark[resource] = True
+        used = np.flatnonzero(mark)
+        mark[used] = False
+        position = self._resource_scratch
+        position[used] = np.arange(len(used))
+        return used, position[resource]
+
     def _search(self, seeds: np.ndarray) -> np.ndarray | None:
         """The slots the changes reach, in slot order: the new flows, the flows on the
         ``seeds`` resources, and every flow joined to those through a connecting resource
@@ -781,7 +796,7 @@ class FluidNetwork:
             # The changes left no flow behind them (their resources emptied).
             return np.concatenate([touched, changed])
         inside_resource, inside_weight, lengths = self._entries_of(slots)
-        used, local_resource = np.unique(inside_resource, return_inverse=True)
+        used, local_resource = self._renumber(inside_resource)
         # The unreached flows' load on these resources: the load now less the reached flows'.
         outside_load = self._load_now[used] - np.bincount(
             local_resource, weights=inside_weight * np.repeat(self._slot_rate[slots], lengths), minlength=len(used)

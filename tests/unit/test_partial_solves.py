@@ -151,3 +151,17 @@ def test_distinct_keeps_each_value_once(values):
     scratch = np.zeros(31, dtype=np.int64)
     distinct = _distinct(np.array(values, dtype=np.int64), scratch)
     assert sorted(distinct.tolist()) == sorted(set(values))
+
+
+@given(st.lists(st.integers(0, 999), min_size=1, max_size=80))
+def test_renumbering_a_sub_problem_s_resources_is_np_unique(resources):
+    env = simpy.Environment()
+    network = FluidNetwork(env)
+    for index in range(1000):
+        network.add(Resource(f"r{index}", 1.0))
+    network._ensure_resource_arrays()
+    values = np.array(resources, dtype=np.int64)
+    used, position = network._renumber(values)
+    expected_used, expected_position = np.unique(values, return_inverse=True)
+    assert used.tolist() == expected_used.tolist() and position.tolist() == expected_position.tolist()
+    assert not network._component_mark.any()  # left clear for the next search
