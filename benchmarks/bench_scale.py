@@ -7,7 +7,8 @@ clients per OST at every size, so a larger run is more of the same, not a differ
 balance: per client, the work should stay the same.
 
 Each size runs as its own process (``--one N`` in a child), as a user's run would;
-reported per size: user CPU seconds and peak resident memory of the child (``os.wait4``),
+reported per size: wall seconds, user CPU seconds and peak resident memory of the child
+(``os.wait4``),
 the engine's solves and the flows per solve, and the fitted exponent of CPU time against
 clients (least squares on the logs; 1 is linear).  Medians of ``--repeat`` runs.
 
@@ -24,6 +25,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -57,6 +59,7 @@ def one(clients: int) -> dict:
 
 
 def measure(clients: int) -> dict:
+    started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, __file__, "--one", str(clients)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
@@ -65,7 +68,7 @@ def measure(clients: int) -> dict:
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"{clients} clients: the run failed (exit status {os.waitstatus_to_exitcode(status)})")
     record = json.loads(output)
-    record.update(user_s=usage.ru_utime, peak_mb=usage.ru_maxrss / 1024)
+    record.update(user_s=usage.ru_utime, wall_s=time.perf_counter() - started, peak_mb=usage.ru_maxrss / 1024)
     return record
 
 
@@ -79,25 +82,29 @@ def main() -> int:
         print(json.dumps(one(args.one)))
         return 0
     print(f"IOR file-per-process ({IOR}) on crtdc-lfs5, {CLIENTS_PER_OSS} clients per OSS; median of {args.repeat}\n")
-    print("| clients | OSTs | user CPU s | peak MB | solves | partial | flows per solve | CPU ms per client |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    sizes, cpu = [], []
+    print("| clients | OSTs | wall s | user CPU s | peak MB | solves | partial | flows per solve | CPU ms per client |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    sizes, cpu, walls = [], [], []
     for clients in args.clients:
         runs = [measure(clients) for _ in range(args.repeat)]
         user = statistics.median(run["user_s"] for run in runs)
+        wall = statistics.median(run["wall_s"] for run in runs)
         peak = statistics.median(run["peak_mb"] for run in runs)
         first = runs[0]
         osts = 4 * max(1, clients // CLIENTS_PER_OSS)
         print(
-            f"| {clients:,} | {osts:,} | {user:.2f} | {peak:.0f} | {first['solves']:,} | {first['partial']:.0%} "
+            f"| {clients:,} | {osts:,} | {wall:.2f} | {user:.2f} | {peak:.0f} | {first['solves']:,} | {first['partial']:.0%} "
             f"| {first['flows_per_solve']:.0f} | {1000 * user / clients:.2f} |",
             flush=True,
         )
         sizes.append(clients)
         cpu.append(user)
+        walls.append(wall)
     if len(sizes) > 1:
-        slope = np.polyfit(np.log(sizes), np.log(cpu), 1)[0]
-        print(f"\nCPU time grows as clients^{slope:.2f} from {sizes[0]:,} to {sizes[-1]:,} (1.00: linear)")
+        print()
+        for name, seconds in (("wall", walls), ("CPU", cpu)):
+            slope = np.polyfit(np.log(sizes), np.log(seconds), 1)[0]
+            print(f"{name} time grows as clients^{slope:.2f} from {sizes[0]:,} to {sizes[-1]:,} (1.00: linear)")
     return 0 if all(math.isfinite(value) for value in cpu) else 1
 
 
