@@ -321,7 +321,9 @@ class FluidNetwork:
     def _move_cells(self, slots: np.ndarray, sign: float) -> None:
         """Count the flows in ``slots`` into (+1) or out of (-1) their present cells,
         banking those cells' time first: time is charged per (tag, limiter) only when
-        the flows in a cell change, not at every event."""
+        the flows in a cell change, not at every event.  Time, not bytes: a copy into the
+        page cache and the write-back behind it move the same bytes, but the phase waits
+        on whichever takes longer."""
         cells = self._cells_of(slots)
         # A cell listed twice is banked once: fancy-index assignment keeps one write.
         self._bank_cells(cells)
@@ -461,7 +463,8 @@ class FluidNetwork:
 
     @property
     def _flows(self) -> np.ndarray:
-        """The flows in flight, in slot order (the order of :meth:`_paths` and :attr:`_rate`)."""
+        """The flows in flight, in slot order (the order of :meth:`_paths` and :attr:`_rate`;
+        for inspection and tests)."""
         flows = np.empty(self._flow_count, dtype=object)
         flows[:] = [self._slot_flow[slot] for slot in self._live_slots()]
         return flows
@@ -487,11 +490,6 @@ class FluidNetwork:
             slots = self._live_slots()
             self._cached_paths = (slots, PathEntries(*self._entries_of(slots)))
         return self._cached_paths[1]
-
-    def _resource_load(self, rate: np.ndarray) -> np.ndarray:
-        if not self._flow_count:
-            return np.zeros(len(self._resources))
-        return self._paths().load(rate, len(self._resources))
 
     def _matrix(self) -> sp.csc_array | None:
         """The R x F weight matrix of the active flows, in slot order (for inspection and
