@@ -773,7 +773,10 @@ class FluidNetwork:
                 outcome = self._solve_component(capacity, joining)
             finally:
                 self._changed_mark[joining] = False
+            if outcome is None:
+                return None
             if not isinstance(outcome, _Widen):
+                self._stats.partial_solves += 1
                 return outcome
             # A resource outside the component would fill (or has no room left): it joins
             # its flows too, and the component is searched and solved again.
@@ -789,7 +792,6 @@ class FluidNetwork:
         slots = self._search(np.concatenate([touched[self._saturated[touched]], changed]))
         if slots is None:
             return None
-        self._stats.partial_solves += 1
         if not len(slots):
             # The changes left no flow behind them (their resources emptied).
             return np.concatenate([touched, changed])
@@ -802,7 +804,6 @@ class FluidNetwork:
         room = capacity[used] - outside_load
         full = room <= _SATURATED_REL * capacity[used]
         if full.any():
-            self._stats.partial_solves -= 1
             return _Widen(used[full])
         sub_paths = PathEntries(local_resource, inside_weight, lengths)
         rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[slots], self._share[slots])
@@ -810,7 +811,6 @@ class FluidNetwork:
         load = outside_load + sub_paths.load(rate, len(used))
         filled = shared & (load >= capacity[used] * (1 - _SATURATED_REL))
         if filled.any():
-            self._stats.partial_solves -= 1
             return _Widen(used[filled])
         self._bank_served(used)
         self._load_now[used] = load

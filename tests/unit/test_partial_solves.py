@@ -144,6 +144,49 @@ def test_flows_ending_on_their_own_osts_re_solve_one_ost_at_a_time():
         assert last.end_time == pytest.approx(before.end_time + rest / 125e6)
 
 
+def test_a_shared_link_the_new_flow_would_fill_joins_the_solve_instead_of_every_flow():
+    # A1 and A2 share ost0 (150), B has ost1 (50), all three cross a fabric link of 210
+    # that they leave 10 short of full; six other flows run on links of their own.  C
+    # starts on ost2 (100) and the fabric: alone, the sub-problem would give C the 10 left
+    # and fill the fabric, so the fabric joins its four flows and they are solved again
+    # (4 of 10 flows): the fabric's fair share is 52.5, B keeps its 50, the others share
+    # the remaining 160 (53.33 each).
+    def run(partial: bool) -> tuple[FluidNetwork, dict]:
+        env = simpy.Environment()
+        network = FluidNetwork(env, partial_solves=partial)
+        ost0, ost1, ost2 = (
+            network.add(Resource(name, capacity))
+            for name, capacity in (("ost0", 150.0), ("ost1", 50.0), ("ost2", 100.0))
+        )
+        fabric = network.add(Resource("fabric", 210.0))
+        own = [network.add(Resource(f"own{index}", 10.0)) for index in range(6)]
+        flows = {
+            "A1": network.transfer(1e4, [(ost0, 1.0), (fabric, 1.0)]),
+            "A2": network.transfer(1e4, [(ost0, 1.0), (fabric, 1.0)]),
+            "B": network.transfer(1e4, [(ost1, 1.0), (fabric, 1.0)]),
+            **{f"D{index}": network.transfer(1e4, [(link, 1.0)]) for index, link in enumerate(own)},
+        }
+
+        def later():
+            yield env.timeout(1.0)
+            flows["C"] = network.transfer(1e4, [(ost2, 1.0), (fabric, 1.0)])
+
+        env.process(later())
+        env.run(until=2.0)
+        by_slot = {key: float(network._slot_rate[flow.slot]) for key, flow in flows.items()}
+        return network, by_slot
+
+    partial, rates = run(partial=True)
+    full, full_rates = run(partial=False)
+    assert rates["C"] == pytest.approx(160 / 3) and rates["A1"] == pytest.approx(160 / 3)
+    assert rates["B"] == pytest.approx(50.0)
+    assert rates == pytest.approx(full_rates, rel=1e-9)
+    # Two solves: the first has no earlier state to start from and solves all nine flows;
+    # the second, partial, the four on the fabric.
+    assert partial.stats.solves == 2 and partial.stats.partial_solves == 1
+    assert partial.stats.flows_solved == 9 + 4
+
+
 @given(st.lists(st.integers(0, 30), max_size=60))
 def test_distinct_keeps_each_value_once(values):
     from simfs.engine.network import _distinct
