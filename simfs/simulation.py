@@ -798,6 +798,7 @@ def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, flo
     """Flow-seconds per (iteration, phase) spent limited by each kind of resource or cap,
     and the seconds its requests spent in each part of the request-level models."""
     kinds = [r.kind for r in network.resources]
+    stats = network.stats  # brought up to date once (the property banks every cell)
     moved: dict[tuple[int, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     # Per phase and limiter kind, the seconds held while a mechanism lowered its capacity.
     lowered: dict[tuple[int, str], dict[str, dict[str, float]]] = defaultdict(
@@ -813,14 +814,14 @@ def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, flo
                 bucket[kind] += value
     for label, tag in network.tags.items():
         iteration, phase, cap_reason = label.split("/", 2)
-        work = network.stats.limited_time[tag]
+        work = stats.limited_time[tag]
         bucket = moved[(int(iteration), phase)]
         if work[0] > 0:
             bucket[cap_reason] += float(work[0])
         for index in np.flatnonzero(work[1:]):
             bucket[kinds[index]] += float(work[index + 1])
     labels = {tag: label for label, tag in network.tags.items()}
-    for (tag, mechanism), reduced in network.stats.reduced_time.items():
+    for (tag, mechanism), reduced in stats.reduced_time.items():
         iteration, phase, _ = labels[tag].split("/", 2)
         for index in np.flatnonzero(reduced[1:]):
             lowered[(int(iteration), phase)][kinds[index]][mechanism] += float(reduced[index + 1])

@@ -14,8 +14,9 @@ capacity changed, and every flow joined to those through a saturated resource.  
 that was not saturated does not join its flows: the flows it shares with the rest keep
 their rates while it stays unsaturated, and it is handed to the sub-problem with the
 capacity the others leave.  This is exact: if no unsaturated shared resource saturates,
-every flow keeps a bottleneck (max-min fairness's own test), and if one would, it joins
-its flows too and the component is solved again (a few times at most, then every flow).
+every flow keeps a bottleneck (max-min fairness's own test), and if one that unreached
+flows cross would, it joins its flows too and the component is solved again (a few times
+at most, then every flow).
 A run of flows that end at their own times on their own OSTs re-solves one OST's flows
 per completion instead of all of them (docs/background/fluid-model.md, "Partial solves").
 
@@ -171,8 +172,7 @@ class FluidNetwork:
         # Flows live in fixed slots: a flow that ends frees its slot for the next one, so
         # an end costs its own path, not a compaction of every array (module docstring).
         # Per slot: the flow (None: free), remaining work, rate, limiter, tag, kind, work,
-        # cap, share, 1.0 while occupied (the weight of its time in the attribution), the
-        # order it started in, and its path padded to ``_path_width`` entries (weight 0
+        # cap, share, 1.0 while occupied (0.0 while free), the order it started in, and its path padded to ``_path_width`` entries (weight 0
         # past its length).
         self._slot_flow: list[Flow | None] = []
         self._free_slots: list[int] = []
@@ -295,8 +295,12 @@ class FluidNetwork:
 
     @property
     def stats(self) -> NetworkStats:
-        """The run's counters, with the served work and limiter attribution up to now."""
+        """The run's counters, with the served work and limiter attribution up to now
+        (read it again after running further: the attribution is brought up to date when
+        it is read)."""
         self._ensure_resource_arrays()
+        self._advance()  # the flows' work and the mechanisms' attribution up to now too
+        self._cell_room(len(self._tags))
         self._bank_served(slice(None))
         self._bank_cells(np.arange(len(self._cell_count)))
         width = len(self._resources) + 1
@@ -314,6 +318,15 @@ class FluidNetwork:
         now = self.env.now
         self._cell_seconds[cells] += self._cell_count[cells] * (now - self._cell_since[cells])
         self._cell_since[cells] = now
+
+    def _cell_room(self, tag_count: int) -> None:
+        """Size the attribution cells for tags ``0 .. tag_count - 1`` (doubling)."""
+        needed = tag_count * (len(self._resources) + 1)
+        if needed > len(self._cell_count):
+            extra = max(needed, 2 * len(self._cell_count)) - len(self._cell_count)
+            self._cell_count = np.concatenate([self._cell_count, np.zeros(extra)])
+            self._cell_since = np.concatenate([self._cell_since, np.zeros(extra)])
+            self._cell_seconds = np.concatenate([self._cell_seconds, np.zeros(extra)])
 
     def _cells_of(self, slots: np.ndarray) -> np.ndarray:
         return self._tag[slots] * (len(self._resources) + 1) + (self._limiter[slots] + 1)
@@ -338,12 +351,6 @@ class FluidNetwork:
         if label not in self._tags:
             self._tags[label] = len(self._tags)
             self._stats.limited_time[self._tags[label]] = np.zeros(len(self._capacity) + 1)
-            width = len(self._capacity) + 1
-            if len(self._tags) * width > len(self._cell_count):
-                extra = len(self._cell_count)  # doubling
-                self._cell_count = np.concatenate([self._cell_count, np.zeros(extra)])
-                self._cell_since = np.concatenate([self._cell_since, np.zeros(extra)])
-                self._cell_seconds = np.concatenate([self._cell_seconds, np.zeros(extra)])
         return self._tags[label]
 
     @property
@@ -536,8 +543,9 @@ class FluidNetwork:
     def _complete_finished(self) -> None:
         now = self.env.now
         if not self._flow_count or now == self._checked_at:
-            # Nothing moved since the last check at this instant (a wake-up checks, then
-            # the solve it asks for would check again); new flows are never done at once.
+            # Nothing moved and no rate changed since the last check at this instant (a
+            # wake-up checks, then the solve it asks for would check again); new flows are
+            # never done at once.
             return
         self._checked_at = now
         # A flow whose rest would take less than the clock can resolve at ``now`` is done:
@@ -598,7 +606,7 @@ class FluidNetwork:
         self._slot_flow.extend([None] * extra)
         self._reached_mark = np.concatenate([self._reached_mark, np.zeros(extra, dtype=bool)])
         self._slot_scratch = np.zeros(size, dtype=np.int64)
-        # Popped from the end: the lowest free slot first.
+        # Popped from the end: the new slots are taken lowest first, before any released one.
         self._free_slots.extend(range(size - 1, old - 1, -1))
 
     def _merge_pending(self) -> None:
@@ -641,6 +649,8 @@ class FluidNetwork:
         self._cap[slots] = np.fromiter((f.rate_cap for f in new), dtype=float, count=count)
         self._share[slots] = np.fromiter((f.share for f in new), dtype=float, count=count)
         self._live[slots] = 1.0
+        # Any integer tag counts (transfer takes one), not only those tag() handed out.
+        self._cell_room(int(self._tag[slots].max()) + 1)
         self._move_cells(slots, +1.0)
         self._order[slots] = np.arange(self._started, self._started + count)
         self._started += count
@@ -786,8 +796,9 @@ class FluidNetwork:
     def _solve_component(self, capacity: np.ndarray, changed: np.ndarray) -> np.ndarray | _Widen | None:
         """One partial solve over the component the changes reach through the saturated
         resources and ``changed`` (marked in ``_changed_mark``): the resources to recheck,
-        ``None`` if it reaches most flows, or the unsaturated resources the sub-problem
-        would fill (``_Widen``)."""
+        ``None`` if it reaches most flows, or the unsaturated resources shared with
+        unreached flows that the sub-problem would fill, or that have no room left
+        (``_Widen``)."""
         touched = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
         slots = self._search(np.concatenate([touched[self._saturated[touched]], changed]))
         if slots is None:
@@ -807,11 +818,17 @@ class FluidNetwork:
             return _Widen(used[full])
         sub_paths = PathEntries(local_resource, inside_weight, lengths)
         rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[slots], self._share[slots])
-        shared = ~(self._saturated[used] | self._changed_mark[used])
         load = outside_load + sub_paths.load(rate, len(used))
-        filled = shared & (load >= capacity[used] * (1 - _SATURATED_REL))
-        if filled.any():
-            return _Widen(used[filled])
+        unsaturated = ~(self._saturated[used] | self._changed_mark[used])
+        filled = np.flatnonzero(unsaturated & (load >= capacity[used] * (1 - _SATURATED_REL)))
+        if len(filled):
+            # Filling a resource whose flows are all in the component is the sub-problem's
+            # own answer; one that unreached flows share needs them in the solve too.
+            inside = np.bincount(local_resource, minlength=len(used))[filled]
+            on = np.array([len(self._flows_on[index]) for index in used[filled].tolist()])
+            shared = filled[on > inside]
+            if len(shared):
+                return _Widen(used[shared])
         self._bank_served(used)
         self._load_now[used] = load
         self._slot_rate[slots] = rate
@@ -882,6 +899,7 @@ class FluidNetwork:
             self._capacity_changes.append(np.array(changed, dtype=np.int64))
 
     def _set_end_times(self, slots: np.ndarray) -> None:
+        self._checked_at = -math.inf  # new rates: a flow may now be within a clock tick of its end
         rate = self._slot_rate[slots]
         with np.errstate(divide="ignore"):
             self._end_time[slots] = np.where(rate > 0, self.env.now + self._remaining[slots] / rate, np.inf)

@@ -198,3 +198,37 @@ def test_a_mechanism_named_on_a_path_entry_is_attributed_where_that_entry_binds(
     assert reduced[(tag, "tcp_incast")].sum() == pytest.approx(2.0)
     assert (other, "tcp_incast") not in reduced
     assert network.stats.limited_time[other][disk.index + 1] > 0
+
+
+def test_a_flow_held_only_by_its_cap_runs_on_a_network_without_resources():
+    env = simpy.Environment()
+    network = FluidNetwork(env)
+    tag = network.tag("capped")
+    flow = network.transfer(10.0, [], rate_cap=5.0, tag=tag)
+    env.run()
+    assert flow.end_time == pytest.approx(2.0)
+    assert network.stats.limited_time[tag] == pytest.approx([2.0])  # held by its cap for 2 s
+
+
+def test_any_integer_tag_is_counted_not_only_those_tag_handed_out():
+    env = simpy.Environment()
+    network = FluidNetwork(env)
+    link = network.add(Resource("link", 10.0))
+    flow = network.transfer(10.0, [(link, 1.0)], tag=7)
+    env.run()
+    assert flow.end_time == pytest.approx(1.0)
+    assert network.stats.served[link.index] == pytest.approx(10.0)
+
+
+def test_stats_read_mid_run_are_up_to_that_moment():
+    env = simpy.Environment()
+    network = FluidNetwork(env)
+    link = network.add(Resource("link", 10.0))
+    tag = network.tag("phase")
+    network.transfer(100.0, [(link, 1.0)], tag=tag)
+    env.run(until=2.0)
+    assert network.stats.served[link.index] == pytest.approx(20.0)
+    assert network.stats.limited_time[tag][link.index + 1] == pytest.approx(2.0)
+    env.run()
+    assert network.stats.served[link.index] == pytest.approx(100.0)
+    assert network.stats.limited_time[tag][link.index + 1] == pytest.approx(10.0)
