@@ -249,3 +249,21 @@ def test_a_grant_is_used_before_a_callback_that_arrives_with_it_takes_it_away():
     env.run(until=60.0)
     assert len(writes) == 40
     assert manager.callbacks >= 20  # they did take turns, through callbacks
+
+
+def test_client_computed_parity_reads_nothing_where_the_node_holds_the_whole_stripe():
+    # crtdc-panfs: parity stripes of 9 x 64 KiB data units.  Records of exactly one
+    # aligned parity stripe, interleaved over 4 nodes: each node's cache holds every data
+    # unit of the stripes it writes back, so the client computes their parity there and
+    # reads nothing; it sends one unit of parity per nine of data.  47,001 B records share
+    # stripes between nodes: their write-back reads the old data and parity first.
+    stripe = 9 * 65536
+    whole = simfs.simulate("crtdc-panfs", f"ior -w -e -t {stripe} -b {stripe} -s 40", nodes=4, mode="request")
+    counts = whole.request_counts
+    assert whole.phases.iloc[0]["mode"] == "request"
+    assert counts.get("parity_reads", 0) == 0 and counts["parity_from_cache"] > 0
+    # Every data RPC of 64 KiB goes with a parity RPC of a ninth of it in whole pages
+    # (8 KiB): one RPC each.
+    assert counts["rpcs"] == 2 * counts["parity_from_cache"] == 2 * 4 * 40 * 9
+    shared = simfs.simulate("crtdc-panfs", "ior -w -e -t 47001 -b 47001 -s 40", nodes=4, mode="request")
+    assert shared.request_counts["parity_reads"] > 0

@@ -712,24 +712,24 @@ class RequestIo:
         self._destaging[target] = False
 
     def _parity_write(self, node: int, file: _File, obj: int, start: int, end: int):
-        """Client-computed RAID (PanFS): a flush of part of a parity stripe reads the old
-        data and parity of the units it changes, then writes them and the parity; a whole
-        parity stripe is written with its parity."""
+        """Client-computed RAID (PanFS): where the node's cache holds every data unit of
+        the parity stripes a write-back touches, the client computes their parity from
+        its cache and writes the data with its share of the parity; otherwise (a stripe
+        shared with another node's write) it reads the old data and parity of the units
+        it changes first, then writes them and the parity."""
         layout = file.layout
         unit = layout.stripe_size_bytes
         data_units = self._parity_width - 1
-        first = file_offset(layout, obj, start)
-        last = file_offset(layout, obj, end - 1)
-        group_bytes = layout.group_bytes or (1 << 62)
-        base = first // group_bytes * group_bytes
-        stripe = (first - base) // (unit * data_units)
-        stripe_start = base + stripe * unit * data_units
-        whole = first == stripe_start and last - first + 1 >= unit * data_units
+        stripe_start = self._parity_stripe_start(layout, file_offset(layout, obj, start))
         # The parity unit: kept on the slot and row of the unit after the stripe's data.
         parity_obj, parity_start = layout.locate(stripe_start + data_units * unit)
         parity_start = parity_start // unit * unit
-        if not whole:
+        if self._holds_stripes(node, file, obj, start, end):
+            self.counts["parity_from_cache"] += 1
+            parity_bytes = -(-(end - start) // (data_units * PAGE_BYTES)) * PAGE_BYTES
+        else:
             self.counts["parity_reads"] += 1
+            parity_bytes = min(unit, end - start)
             yield self._env.all_of(
                 [
                     self._env.process(self._rpc(node, file, obj, start, end, "read")),
@@ -740,10 +740,32 @@ class RequestIo:
             [
                 self._env.process(self._rpc(node, file, obj, start, end, "write")),
                 self._env.process(
-                    self._rpc(node, file, parity_obj, parity_start, parity_start + min(unit, end - start), "write")
+                    self._rpc(node, file, parity_obj, parity_start, parity_start + parity_bytes, "write")
                 ),
             ]
         )
+
+    def _parity_stripe_start(self, layout: Layout, offset: int) -> int:
+        """The file offset where the parity stripe holding byte ``offset`` starts."""
+        stripe_bytes = layout.stripe_size_bytes * (self._parity_width - 1)
+        group_bytes = layout.group_bytes or (1 << 62)
+        base = offset // group_bytes * group_bytes
+        return base + (offset - base) // stripe_bytes * stripe_bytes
+
+    def _holds_stripes(self, node: int, file: _File, obj: int, start: int, end: int) -> bool:
+        """Whether the node's cache holds every data unit of each parity stripe that
+        ``[start, end)`` of the object belongs to (dirty or written back and kept)."""
+        layout = file.layout
+        unit = layout.stripe_size_bytes
+        cached = self._cached[node]
+        for row in range(start // unit, (end - 1) // unit + 1):
+            stripe_start = self._parity_stripe_start(layout, file_offset(layout, obj, max(start, row * unit)))
+            for data_unit in range(self._parity_width - 1):
+                data_obj, data_start = layout.locate(stripe_start + data_unit * unit)
+                data_start = data_start // unit * unit
+                if not cached[(file.key, data_obj)].covers(data_start, data_start + unit):
+                    return False
+        return True
 
     # -- what the phase reports -------------------------------------------------------------
     def station_usage(self) -> list[tuple[str, str, float, int]]:
