@@ -75,9 +75,9 @@ _SATURATED_REL = 1e-6
 # Above this fraction of the flows a partial solve costs more than it saves: solve them all.
 _PARTIAL_MAX_SHARE = 0.5
 
-# How many times a partial solve may widen its component (a resource outside it would
-# fill) before the whole network is solved instead.
-_WIDENINGS = 4
+# Partial solves tried for one change: the first, then a widening of its component (a
+# resource outside it would fill) each time, before the whole network is solved.
+_PARTIAL_ATTEMPTS = 4
 
 
 def _distinct(values: np.ndarray, scratch: np.ndarray) -> np.ndarray:
@@ -777,7 +777,7 @@ class FluidNetwork:
         # A capacity that changed (set_capacity, or a load model answering a new load) may
         # bind anywhere: its resource joins its flows whether it was saturated or not.
         joining = changed
-        for _ in range(_WIDENINGS):
+        for _ in range(_PARTIAL_ATTEMPTS):
             self._changed_mark[joining] = True
             try:
                 outcome = self._solve_component(capacity, joining)
