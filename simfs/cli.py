@@ -192,10 +192,11 @@ def _parser() -> argparse.ArgumentParser:
     testbed = commands.add_parser(
         "testbed",
         help="a live cluster file system on this machine (root): up, status, run a workload on it, down",
-        description="A live MooseFS cluster on this machine: one master, chunkservers on tmpfs and FUSE clients, "
-        "each in a network namespace of its own behind one switch, every link shaped.  Nothing leaves its "
+        description="A live MooseFS cluster on this machine (one master, chunkservers on tmpfs and FUSE clients) "
+        "or a GlusterFS one (brick servers on tmpfs, a distributed or dispersed volume, FUSE clients), each daemon "
+        "and client in a network namespace of its own behind one switch, every link shaped.  Nothing leaves its "
         "network (198.18.0.0/24); down removes every process, mount, namespace and folder it made.",
-        epilog="examples:\n  simfs testbed up moosefs --servers 4 --clients 4\n  simfs testbed status\n"
+        epilog="examples:\n  simfs testbed up moosefs --servers 4 --clients 4\n  simfs testbed up glusterfs --servers 3 --clients 2 --disperse 2+1\n  simfs testbed status\n"
         "  simfs testbed run --json run.json -- ior -a POSIX -F -t 1m -b 128m -w -r -C -e\n  simfs testbed down",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -203,14 +204,21 @@ def _parser() -> argparse.ArgumentParser:
     state.add_argument("--state", help="the testbed's state folder (default /run/simfs-testbed)")
     actions = testbed.add_subparsers(dest="testbed_action", metavar="ACTION", required=True)
     up = actions.add_parser("up", parents=[state], help="start the network, the servers and the clients")
-    up.add_argument("file_system", choices=("moosefs",), help="the file system")
-    up.add_argument("--servers", type=_positive_int, default=2, help="chunkservers (default 2)")
+    up.add_argument("file_system", choices=("moosefs", "glusterfs"), help="the file system")
+    up.add_argument(
+        "--servers", type=_positive_int, default=2, help="chunkservers or GlusterFS brick servers (default 2)"
+    )
     up.add_argument("--clients", type=_positive_int, default=2, help="clients (default 2)")
     up.add_argument(
         "--goal",
         type=_positive_int,
-        default=2,
-        help="copies of each chunk (default 2, as MooseFS; at most --servers stored)",
+        help="MooseFS: copies of each chunk (default 2, as MooseFS; at most --servers stored)",
+    )
+    up.add_argument(
+        "--disperse",
+        metavar="K+M",
+        help="GlusterFS: a dispersed volume, each file erasure coded over K data and M redundancy bricks "
+        "(--servers a multiple of K+M); without it, a distributed volume",
     )
     up.add_argument("--rate", default="100mbit", help="every link's rate: 100mbit, 1gbit, ... (default 100mbit)")
     up.add_argument(
@@ -746,6 +754,7 @@ def _bits_per_s(text: str) -> int:
 
 
 def _testbed(args: argparse.Namespace) -> int:
+    from simfs.testbed import glusterfs
     from simfs.testbed.cluster import DEFAULT_STATE, Testbed, TestbedSpec, check_root
     from simfs.testbed.network import Link
 
@@ -758,7 +767,14 @@ def _testbed(args: argparse.Namespace) -> int:
             link = Link(rate_bits_per_s=_bits_per_s(args.rate), port_buffer_bytes=args.port_buffer)
         except ValueError as error:
             raise SimfsError(f"testbed: {error}") from None
-        spec = TestbedSpec(args.file_system, args.servers, args.clients, link, goal=args.goal)
+        if args.goal is not None and args.file_system != "moosefs":
+            raise SimfsError("testbed: --goal: MooseFS only (a GlusterFS volume's copies: --disperse)")
+        try:
+            disperse = glusterfs.parse_disperse(args.disperse) if args.disperse is not None else None
+        except ValueError as error:
+            raise SimfsError(f"testbed: --{error}") from None
+        goal = 2 if args.goal is None else args.goal
+        spec = TestbedSpec(args.file_system, args.servers, args.clients, link, goal=goal, disperse=disperse)
         print(_testbed_text(testbed.up(spec)))
         return 0
     if args.testbed_action == "status":
@@ -794,6 +810,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     described = {key: status[key] for key in ("file_system", "version", "servers", "clients", "link", "hosts")}
     # A testbed brought up by a simfs that did not record the goal kept MooseFS's own.
     described["goal"] = status.get("goal")
+    described["volume"] = status.get("volume")
     clients = [Path(mount).name for mount in status["mounts"]]
     described["rank_clients"] = [clients[client] for client in block_placement(processes, len(clients))]
     argv = ["simfs", "testbed", "run", "--", *workload]
@@ -832,11 +849,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
                 write_text(json_path, strict_json(record))
     tcp = cost["tcp"]
     daemons = cost["cpu_by_process_s"]
-    shares = {
-        "master": daemons.get("master", 0.0),
-        "chunkservers": sum(seconds for name, seconds in daemons.items() if name.startswith("cs")),
-        "clients": sum(seconds for name, seconds in daemons.items() if name.startswith("c") and name[1:].isdigit()),
-    }
+    shares = _cpu_shares(daemons, status["file_system"])
     shares["other"] = max(0.0, cost["cpu_busy_s"] - sum(shares.values()))
     print(
         f"testbed: CPU {cost['cpu_utilisation']:.0%} busy ("
@@ -853,6 +866,25 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     elif record is None:
         print(f"simfs: testbed run: the MPI job ended (exit {exit_code}) before rank 0 wrote a record", file=sys.stderr)
     return exit_code
+
+
+def _cpu_shares(daemons: dict[str, float], file_system: str) -> dict[str, float]:
+    """CPU seconds of the testbed's daemons by role: MooseFS's master, chunkservers and
+    clients; GlusterFS's brick servers (glusterd, brick and self-heal daemon) and clients."""
+
+    def client(name: str) -> bool:
+        return name.startswith("c") and name[1:].isdigit()
+
+    if file_system == "glusterfs":
+        return {
+            "servers": sum(seconds for name, seconds in daemons.items() if name.startswith("gs")),
+            "clients": sum(seconds for name, seconds in daemons.items() if client(name)),
+        }
+    return {
+        "master": daemons.get("master", 0.0),
+        "chunkservers": sum(seconds for name, seconds in daemons.items() if name.startswith("cs")),
+        "clients": sum(seconds for name, seconds in daemons.items() if client(name)),
+    }
 
 
 def _mpi_missing() -> str | None:
@@ -918,14 +950,22 @@ def _testbed_mpirun(
 
 def _testbed_text(status: dict) -> str:
     link = status["link"]
+    if status["file_system"] == "glusterfs":
+        servers = f"{status['servers']} brick server(s), {status['clients']} client(s), volume {status['volume']}"
+    else:
+        servers = (
+            f"{status['servers']} chunkserver(s), {status['clients']} client(s), "
+            f"goal {status.get('goal') or 'not recorded'}"
+        )
     lines = [
-        f"{status['file_system']} ({status['version']}): {status['servers']} chunkserver(s), "
-        f"{status['clients']} client(s), goal {status.get('goal') or 'not recorded'}; links {link['rate_bits_per_s'] / 1e6:g} Mbit/s, "
+        f"{status['file_system']} ({status['version']}): {servers}; links {link['rate_bits_per_s'] / 1e6:g} Mbit/s, "
         f"{link['port_buffer_bytes']:,} B per switch port, MTU {link['mtu_bytes']}",
     ]
     for process in status["processes"]:
         state = "running" if process["running"] else "NOT running"
-        lines.append(f"  {process['name']:8} {status['hosts'][process['name']]:12} pid {process['pid']:<8} {state}")
+        # A daemon's host is its name up to a dot (GlusterFS's gs1.brick runs on gs1).
+        host = status["hosts"][process["name"].split(".")[0]]
+        lines.append(f"  {process['name']:8} {host:12} pid {process['pid']:<8} {state}")
     for mount in status["mounts"]:
         lines.append(f"  mount {mount} {'mounted' if mount in status['mounted'] else 'NOT mounted'}")
     return "\n".join(lines)

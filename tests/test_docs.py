@@ -115,22 +115,37 @@ def shown_output_differs(shown: list[str], printed: str) -> str | None:
 SLOW = ("simfs validate validation/", "simfs calibrate ")
 
 
-def _testbed_unavailable() -> str | None:
+def _testbed_unavailable(file_system: str) -> str | None:
+    if file_system == "glusterfs":
+        from tests.unit.test_testbed_glusterfs import UNAVAILABLE_GLUSTERFS
+
+        return UNAVAILABLE_GLUSTERFS
     from tests.unit.test_testbed import UNAVAILABLE_TESTBED
 
     return UNAVAILABLE_TESTBED
 
 
-#: Examples that use the live testbed (root, /dev/fuse, MooseFS): skipped, with the
-#: reason, where the machine cannot run it.
+#: Examples that use the live testbed (root, /dev/fuse, the file system's packages):
+#: skipped, with the reason, where the machine cannot run it.
 TESTBED = ("simfs testbed",)
 
 
-def _marked(page: Path, line: str):
-    marks = [pytest.mark.slow] if line.startswith(SLOW) else []
-    if line.startswith(TESTBED) and _testbed_unavailable():
-        marks.append(pytest.mark.skip(reason=f"testbed: {_testbed_unavailable()}"))
-    return pytest.param(page, line, marks=marks, id=f"{page.name}:{line[:60]}")
+def _marked_commands() -> list:
+    """Every console example, marked: slow, or skipped where the live testbed it uses
+    cannot run here.  A testbed example needs the file system of the page's last
+    ``testbed up`` before it (a ``run`` or ``down`` needs what its ``up`` needed)."""
+    params, current = [], {}
+    for page, line in COMMANDS:
+        marks = [pytest.mark.slow] if line.startswith(SLOW) else []
+        if line.startswith(TESTBED):
+            words = line.split()
+            if words[2:3] == ["up"] and len(words) > 3:
+                current[page] = words[3]
+            unavailable = _testbed_unavailable(current.get(page, "moosefs"))
+            if unavailable:
+                marks.append(pytest.mark.skip(reason=f"testbed: {unavailable}"))
+        params.append(pytest.param(page, line, marks=marks, id=f"{page.name}:{line[:60]}"))
+    return params
 
 
 @dataclass(frozen=True)
@@ -175,7 +190,7 @@ def _as_csv(argv: list[str]) -> bool:
     return argv[0] in ("simulate", "sweep") and not {"--format", "--per-rank", "--repeats"} & set(argv)
 
 
-@pytest.mark.parametrize("page, line", [_marked(page, line) for page, line in COMMANDS])
+@pytest.mark.parametrize("page, line", _marked_commands())
 def test_console_examples_run(page, line, tmp_path, monkeypatch, capsys):
     argv = shlex.split(line)[1:]
     shown = SHOWN_OUTPUT[(page, line)]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simfs.errors import SimfsError
-from simfs.testbed import moosefs
+from simfs.testbed import glusterfs, moosefs
 from simfs.testbed.network import Link, TestbedNetwork, leftover_namespaces, missing_tools, run_command
 from simfs.testbed.processes import Started, alive, stop
 
@@ -28,7 +28,7 @@ DEFAULT_STATE = Path("/run/simfs-testbed")
 #: Where chunkservers keep their chunks: tmpfs, so the links are the only throttle.
 STORAGE = Path("/dev/shm")
 PREFIX = "sfstb"
-FILE_SYSTEMS = ("moosefs",)
+FILE_SYSTEMS = ("moosefs", "glusterfs")
 
 
 @dataclass(frozen=True)
@@ -43,16 +43,26 @@ class TestbedSpec:
     link: Link
     #: Copies of each chunk (MooseFS's goal; its default is 2, fewer servers store fewer).
     goal: int = 2
+    #: GlusterFS: (data, redundancy) bricks of a dispersed volume; None: distributed.
+    disperse: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.goal, int) and 1 <= self.goal <= 9):
             raise SimfsError(f"testbed: --goal: expected 1 to 9 copies of each chunk, got {self.goal!r}")
         if self.file_system not in FILE_SYSTEMS:
             raise SimfsError(f"testbed: file system {self.file_system!r} is not one of {', '.join(FILE_SYSTEMS)}")
+        if self.disperse is not None and self.file_system != "glusterfs":
+            raise SimfsError("testbed: --disperse: GlusterFS volumes only (MooseFS keeps --goal copies)")
         try:
-            moosefs.MooseFsLayout(self.servers, self.clients)
+            self.layout()
         except ValueError as error:
             raise SimfsError(f"testbed: --{error}") from None
+
+    def layout(self) -> moosefs.MooseFsLayout | glusterfs.GlusterFsLayout:
+        """The hosts and daemons this testbed runs."""
+        if self.file_system == "glusterfs":
+            return glusterfs.GlusterFsLayout(self.servers, self.clients, self.disperse)
+        return moosefs.MooseFsLayout(self.servers, self.clients)
 
 
 def check_root() -> None:
@@ -65,7 +75,8 @@ def check_machine(file_system: str) -> None:
     check_root()
     if not Path("/dev/fuse").exists():
         raise SimfsError("testbed: /dev/fuse is missing (the clients are FUSE mounts)")
-    lacking = missing_tools() + [f"Debian package {p}" for p in moosefs.missing_packages()]
+    module = glusterfs if file_system == "glusterfs" else moosefs
+    lacking = missing_tools() + [f"Debian package {p}" for p in module.missing_packages()]
     if lacking:
         raise SimfsError(f"testbed: missing {', '.join(lacking)} (apt-get install them; simfs installs nothing)")
 
@@ -94,7 +105,7 @@ class Testbed:
             raise SimfsError("testbed: one is up already on this machine; take it down first: simfs testbed down")
         if self._state.exists():
             raise SimfsError(f"testbed: --state {self._state} exists; give a folder the testbed can make (and remove)")
-        layout = moosefs.MooseFsLayout(spec.servers, spec.clients)
+        layout = spec.layout()
         network = TestbedNetwork(PREFIX, layout.hosts, spec.link, self._state)
         try:
             self._state.parent.mkdir(parents=True, exist_ok=True)
@@ -102,12 +113,14 @@ class Testbed:
         except OSError as error:
             raise SimfsError(f"testbed: --state {self._state}: cannot make it ({error.strerror})") from None
         storage = self._storage / f"simfs-testbed-{os.getpid()}"
+        gluster = spec.file_system == "glusterfs"
         record = {
             "file_system": spec.file_system,
-            "version": _version(),
+            "version": glusterfs.version() if gluster else _version(),
             "servers": spec.servers,
             "clients": spec.clients,
-            "goal": spec.goal,
+            "goal": None if gluster else spec.goal,
+            "volume": layout.volume_type if gluster else None,
             "link": {
                 "rate_bits_per_s": spec.link.rate_bits_per_s,
                 "port_buffer_bytes": spec.link.port_buffer_bytes,
@@ -118,18 +131,29 @@ class Testbed:
             "mounts": [],
             "uts": {},
             "folders": [str(storage)],
+            "files": [],
         }
         self._write(record)
         started: list[Started] = []
         recording = _Recording(started, record, self)
+        # GlusterFS's daemons also write where no option moves them: what appears there
+        # while it comes up is the testbed's to remove (glusterfs.py).
+        before = glusterfs.system_files() if gluster else set()
         try:
             network.up()
             self._host_names(layout.client_hosts, record)
-            mounts = moosefs.start_cluster(network, layout, self._state, storage, recording)
-            # Deleted files go at once, not after a day in the trash (module docstring).
-            first_client = network.enter(layout.client_hosts[0])
-            run_command(first_client + ["mfssettrashtime", "-r", "0", str(mounts[0])])
-            run_command(first_client + ["mfssetgoal", "-r", str(spec.goal), str(mounts[0])])
+            if gluster:
+                try:
+                    glusterfs.start_cluster(network, layout, self._state, storage, recording)
+                finally:
+                    record["files"] = sorted(glusterfs.system_files() - before)
+                    self._write(record)
+            else:
+                mounts = moosefs.start_cluster(network, layout, self._state, storage, recording)
+                # Deleted files go at once, not after a day in the trash (module docstring).
+                first_client = network.enter(layout.client_hosts[0])
+                run_command(first_client + ["mfssettrashtime", "-r", "0", str(mounts[0])])
+                run_command(first_client + ["mfssetgoal", "-r", str(spec.goal), str(mounts[0])])
         except BaseException as error:
             try:
                 self.down()
@@ -202,6 +226,13 @@ class Testbed:
             for folder in record["folders"]:
                 shutil.rmtree(folder, ignore_errors=True)
                 done.append(f"removed {folder}")
+            # Files first, then the folders they were in, deepest first.
+            for path in sorted(map(Path, record.get("files", [])), key=lambda p: (p.is_dir(), -len(p.parts))):
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+                done.append(f"removed {path}")
         # The state folder was made by up (it refuses an existing one): all of it is ours.
         shutil.rmtree(self._state)
         done.append(f"removed {self._state}")

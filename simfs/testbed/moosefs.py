@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Protocol
 
 from simfs.errors import SimfsError
 from simfs.testbed.network import TestbedNetwork
-from simfs.testbed.processes import Started, alive, start
+from simfs.testbed.processes import Started, start, wait_until
 
 PACKAGES = {
     "mfsmaster": "moosefs-master",
@@ -41,9 +40,6 @@ PACKAGES = {
     "mfssetgoal": "moosefs-client",
 }
 EMPTY_METADATA = Path("/var/lib/mfs/metadata.mfs.empty")
-#: How long a daemon may take to come up before the testbed gives up (start-up on this
-#: machine takes under a second; the margin is for a busy machine).
-READY_TIMEOUT_S = 30.0
 
 
 def missing_packages() -> list[str]:
@@ -172,11 +168,11 @@ def start_cluster(
                 state / f"{host}.log",
             )
         )
-        _wait_until(lambda mount=mount: mount.is_mount(), record[-1], f"the mount of client {host}")
+        wait_until(lambda mount=mount: mount.is_mount(), record[-1], f"the mount of client {host}")
         mounts.append(mount)
     # The chunkservers report their space to the master a moment after they connect;
     # until then the file system is 0 bytes and a writer would be refused.
-    _wait_until(lambda: _free_bytes(mounts[0]) > 0, record[0], "the chunkservers' space")
+    wait_until(lambda: _free_bytes(mounts[0]) > 0, record[0], "the chunkservers' space")
     return mounts
 
 
@@ -186,15 +182,4 @@ def _free_bytes(mount: Path) -> int:
 
 
 def _wait_for(started: Started, text: str, what: str) -> None:
-    _wait_until(lambda: text in Path(started.log).read_text(errors="replace"), started, what)
-
-
-def _wait_until(ready, started: Started, what: str) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while not ready():
-        if not alive(started):
-            last = Path(started.log).read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-            raise SimfsError(f"testbed: {what} exited at start-up: {last[0]} (log {started.log})")
-        if time.monotonic() > deadline:
-            raise SimfsError(f"testbed: {what} not ready after {READY_TIMEOUT_S:.0f} s (log {started.log})")
-        time.sleep(0.05)
+    wait_until(lambda: text in Path(started.log).read_text(errors="replace"), started, what)

@@ -17,6 +17,10 @@ from pathlib import Path
 
 from simfs.errors import SimfsError
 
+#: How long a daemon may take to come up before the testbed gives up (start-up on this
+#: machine takes under a second; the margin is for a busy machine).
+READY_TIMEOUT_S = 30.0
+
 
 @dataclass(frozen=True)
 class Started:
@@ -108,3 +112,16 @@ def _reap(records: list[Started]) -> None:
             os.waitpid(record.pid, os.WNOHANG)
         except ChildProcessError:
             pass  # not our child: its own parent collects it
+
+
+def wait_until(ready, started: Started, what: str) -> None:  # noqa: ANN001
+    """Poll ``ready()`` until it is true; a one-line error if ``started`` exits first or
+    :data:`READY_TIMEOUT_S` passes (naming ``what`` and the log)."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not ready():
+        if not alive(started):
+            last = Path(started.log).read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+            raise SimfsError(f"testbed: {what} exited at start-up: {last[0]} (log {started.log})")
+        if time.monotonic() > deadline:
+            raise SimfsError(f"testbed: {what} not ready after {READY_TIMEOUT_S:.0f} s (log {started.log})")
+        time.sleep(0.05)

@@ -62,21 +62,18 @@ class Series:
     warm_up: tuple[int, str] | None = None
     #: Bytes queued at a switch port (``simfs testbed up --port-buffer``).
     port_buffer: int = 131072
+    #: The file system; for ``glusterfs``, ``disperse`` ("K+M") or None (distributed),
+    #: and ``goal`` is not used.
+    file_system: str = "moosefs"
+    disperse: str | None = None
 
     def up_command(self) -> list[str]:
-        return [
-            "testbed",
-            "up",
-            "moosefs",
-            "--servers",
-            str(self.servers),
-            "--clients",
-            str(self.clients),
-            "--goal",
-            str(self.goal),
-            "--port-buffer",
-            str(self.port_buffer),
-        ]
+        shape = ["--servers", str(self.servers), "--clients", str(self.clients)]
+        if self.file_system == "glusterfs":
+            shape += ["--disperse", self.disperse] if self.disperse else []
+        else:
+            shape += ["--goal", str(self.goal)]
+        return ["testbed", "up", self.file_system, *shape, "--port-buffer", str(self.port_buffer)]
 
 
 def _scaling(name: str, servers: int, clients: list[int], goal: int = 2) -> list[Series]:
@@ -152,6 +149,38 @@ SERIES: list[Series] = [
         {f"m1-n{items}": (1, METADATA.format(items=items)) for items in (1000, 2000, 4000, 8000)},
         METADATA_CALIBRATION,
         warm_up=(1, METADATA.format(items=1000)),
+    ),
+    # GlusterFS (no model yet: live data for it).  A dispersed volume of 2+1 bricks read
+    # and written by 1-3 clients; then fan-in: one client reading one file with
+    # synchronous requests from every data brick of a 6+2 volume at once (64 KiB) through
+    # a switch port queueing 128 or 16 KiB, and from a 3+1 volume in 1 MiB requests.
+    Series(
+        "gluster-d2p1",
+        3,
+        3,
+        0,
+        {f"c{count}": (count, SCALING) for count in (1, 2, 3)},
+        HERE / "runs" / "gluster-d2p1",
+        file_system="glusterfs",
+        disperse="2+1",
+    ),
+    *(
+        Series(
+            f"gluster-fanin-{label}",
+            servers,
+            1,
+            0,
+            {"r1": (1, f"ior -a POSIX -t {transfer} -b 64m -w -r -e")},
+            HERE / "runs" / f"gluster-fanin-{label}",
+            port_buffer=buffer,
+            file_system="glusterfs",
+            disperse=disperse,
+        )
+        for label, servers, disperse, transfer, buffer in (
+            ("d6p2-t64k-b128k", 8, "6+2", "64k", 131072),
+            ("d6p2-t64k-b16k", 8, "6+2", "64k", 16384),
+            ("d3p1-t1m-b16k", 4, "3+1", "1m", 16384),
+        )
     ),
     Series(
         "metadata-s2",
