@@ -50,7 +50,7 @@ from pathlib import Path
 
 from simfs.errors import SimfsError
 from simfs.testbed.moosefs import Recorder
-from simfs.testbed.network import TestbedNetwork
+from simfs.testbed.network import TestbedNetwork, check_host_counts, numbered_hosts
 from simfs.testbed.processes import Started, start, start_ticks, wait_until
 
 PACKAGES = {"glusterd": "glusterfs-server", "gluster": "glusterfs-server", "glusterfs": "glusterfs-client"}
@@ -84,10 +84,7 @@ class GlusterFsLayout:
     disperse: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.servers, int) and 1 <= self.servers <= 16):
-            raise ValueError(f"servers: expected 1 to 16 brick servers, got {self.servers!r}")
-        if not (isinstance(self.clients, int) and 1 <= self.clients <= 64):
-            raise ValueError(f"clients: expected 1 to 64 clients, got {self.clients!r}")
+        check_host_counts(self.servers, self.clients, "brick servers")
         if self.disperse is not None:
             data, redundancy = self.disperse
             width = data + redundancy
@@ -104,11 +101,11 @@ class GlusterFsLayout:
 
     @property
     def brick_servers(self) -> list[str]:
-        return [f"gs{index}" for index in range(1, self.servers + 1)]
+        return numbered_hosts("gs", self.servers)
 
     @property
     def client_hosts(self) -> list[str]:
-        return [f"c{index}" for index in range(1, self.clients + 1)]
+        return numbered_hosts("c", self.clients)
 
     @property
     def hosts(self) -> list[str]:

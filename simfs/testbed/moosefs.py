@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Protocol
 
 from simfs.errors import SimfsError
-from simfs.testbed.network import TestbedNetwork
+from simfs.testbed.network import TestbedNetwork, check_host_counts, numbered_hosts
 from simfs.testbed.processes import Started, start, wait_until
 
 PACKAGES = {
@@ -55,18 +55,15 @@ class MooseFsLayout:
     clients: int
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.servers, int) and 1 <= self.servers <= 16):
-            raise ValueError(f"servers: expected 1 to 16 chunkservers, got {self.servers!r}")
-        if not (isinstance(self.clients, int) and 1 <= self.clients <= 64):
-            raise ValueError(f"clients: expected 1 to 64 clients, got {self.clients!r}")
+        check_host_counts(self.servers, self.clients, "chunkservers")
 
     @property
     def chunkservers(self) -> list[str]:
-        return [f"cs{index}" for index in range(1, self.servers + 1)]
+        return numbered_hosts("cs", self.servers)
 
     @property
     def client_hosts(self) -> list[str]:
-        return [f"c{index}" for index in range(1, self.clients + 1)]
+        return numbered_hosts("c", self.clients)
 
     @property
     def hosts(self) -> list[str]:

@@ -40,6 +40,20 @@ PREFIX = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 TOOLS = {"ip": "iproute2", "tc": "iproute2", "nsenter": "util-linux", "unshare": "util-linux"}
 
 
+def check_host_counts(servers: int, clients: int, servers_are: str) -> None:
+    """The testbed's limits on its hosts (a 2-core machine's worth of daemons), as a
+    one-line ValueError naming the field."""
+    if not (isinstance(servers, int) and 1 <= servers <= 16):
+        raise ValueError(f"servers: expected 1 to 16 {servers_are}, got {servers!r}")
+    if not (isinstance(clients, int) and 1 <= clients <= 64):
+        raise ValueError(f"clients: expected 1 to 64 clients, got {clients!r}")
+
+
+def numbered_hosts(prefix: str, count: int) -> list[str]:
+    """``prefix1`` .. ``prefixN``."""
+    return [f"{prefix}{index}" for index in range(1, count + 1)]
+
+
 def missing_tools() -> list[str]:
     """The commands the network needs that this machine lacks, with their Debian package."""
     return [f"{tool} (Debian package {package})" for tool, package in TOOLS.items() if shutil.which(tool) is None]

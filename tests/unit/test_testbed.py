@@ -26,11 +26,12 @@ from simfs.testbed.processes import Started, alive
 from tests.unit.test_testbed_network import UNAVAILABLE
 
 
-def _testbed_unavailable() -> str | None:
+def why_no_testbed(file_system: str) -> str | None:
+    """Why a live testbed of ``file_system`` cannot run here, or None."""
     if UNAVAILABLE:
         return UNAVAILABLE
     try:
-        cluster.check_machine("moosefs")
+        cluster.check_machine(file_system)
     except Exception as error:  # noqa: BLE001 (the reason to skip, whatever it is)
         return str(error)
     if leftover_namespaces(PREFIX):
@@ -38,7 +39,7 @@ def _testbed_unavailable() -> str | None:
     return None
 
 
-UNAVAILABLE_TESTBED = _testbed_unavailable()
+UNAVAILABLE_TESTBED = why_no_testbed("moosefs")
 needs_testbed = pytest.mark.skipif(UNAVAILABLE_TESTBED is not None, reason=str(UNAVAILABLE_TESTBED))
 
 

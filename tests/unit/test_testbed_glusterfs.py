@@ -15,22 +15,9 @@ from simfs.testbed import cluster, glusterfs
 from simfs.testbed.cluster import PREFIX, Testbed, TestbedSpec
 from simfs.testbed.network import Link, leftover_namespaces
 from simfs.testbed.processes import Started, alive
-from tests.unit.test_testbed_network import UNAVAILABLE
+from tests.unit.test_testbed import why_no_testbed
 
-
-def _unavailable() -> str | None:
-    if UNAVAILABLE:
-        return UNAVAILABLE
-    try:
-        cluster.check_machine("glusterfs")
-    except Exception as error:  # noqa: BLE001 (the reason to skip, whatever it is)
-        return str(error)
-    if leftover_namespaces(PREFIX):
-        return "a testbed is up on this machine (simfs testbed down first)"
-    return None
-
-
-UNAVAILABLE_GLUSTERFS = _unavailable()
+UNAVAILABLE_GLUSTERFS = why_no_testbed("glusterfs")
 needs_glusterfs = pytest.mark.skipif(UNAVAILABLE_GLUSTERFS is not None, reason=str(UNAVAILABLE_GLUSTERFS))
 
 
