@@ -767,14 +767,11 @@ def _testbed(args: argparse.Namespace) -> int:
             link = Link(rate_bits_per_s=_bits_per_s(args.rate), port_buffer_bytes=args.port_buffer)
         except ValueError as error:
             raise SimfsError(f"testbed: {error}") from None
-        if args.goal is not None and args.file_system != "moosefs":
-            raise SimfsError("testbed: --goal: MooseFS only (a GlusterFS volume's copies: --disperse)")
         try:
             disperse = glusterfs.parse_disperse(args.disperse) if args.disperse is not None else None
         except ValueError as error:
             raise SimfsError(f"testbed: --{error}") from None
-        goal = 2 if args.goal is None else args.goal
-        spec = TestbedSpec(args.file_system, args.servers, args.clients, link, goal=goal, disperse=disperse)
+        spec = TestbedSpec(args.file_system, args.servers, args.clients, link, goal=args.goal, disperse=disperse)
         print(_testbed_text(testbed.up(spec)))
         return 0
     if args.testbed_action == "status":

@@ -4,6 +4,7 @@ namespace per page), ``$ simfs ...`` lines are run through the CLI and must exit
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import io
 import shlex
@@ -115,14 +116,11 @@ def shown_output_differs(shown: list[str], printed: str) -> str | None:
 SLOW = ("simfs validate validation/", "simfs calibrate ")
 
 
+@functools.cache
 def _testbed_unavailable(file_system: str) -> str | None:
-    if file_system == "glusterfs":
-        from tests.unit.test_testbed_glusterfs import UNAVAILABLE_GLUSTERFS
+    from tests.unit.test_testbed import why_no_testbed
 
-        return UNAVAILABLE_GLUSTERFS
-    from tests.unit.test_testbed import UNAVAILABLE_TESTBED
-
-    return UNAVAILABLE_TESTBED
+    return why_no_testbed(file_system)
 
 
 #: Examples that use the live testbed (root, /dev/fuse, the file system's packages):

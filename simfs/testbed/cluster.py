@@ -41,22 +41,33 @@ class TestbedSpec:
     servers: int
     clients: int
     link: Link
-    #: Copies of each chunk (MooseFS's goal; its default is 2, fewer servers store fewer).
-    goal: int = 2
+    #: Copies of each chunk (MooseFS's goal; None: MooseFS's default, 2; fewer servers
+    #: store fewer).  GlusterFS has none.
+    goal: int | None = None
     #: GlusterFS: (data, redundancy) bricks of a dispersed volume; None: distributed.
     disperse: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.goal, int) and 1 <= self.goal <= 9):
-            raise SimfsError(f"testbed: --goal: expected 1 to 9 copies of each chunk, got {self.goal!r}")
         if self.file_system not in FILE_SYSTEMS:
             raise SimfsError(f"testbed: file system {self.file_system!r} is not one of {', '.join(FILE_SYSTEMS)}")
+        if self.goal is not None:
+            if self.file_system != "moosefs":
+                raise SimfsError("testbed: --goal: MooseFS only (a GlusterFS volume's copies: --disperse)")
+            if not (isinstance(self.goal, int) and 1 <= self.goal <= 9):
+                raise SimfsError(f"testbed: --goal: expected 1 to 9 copies of each chunk, got {self.goal!r}")
         if self.disperse is not None and self.file_system != "glusterfs":
             raise SimfsError("testbed: --disperse: GlusterFS volumes only (MooseFS keeps --goal copies)")
         try:
             self.layout()
         except ValueError as error:
             raise SimfsError(f"testbed: --{error}") from None
+
+    @property
+    def chunk_copies(self) -> int | None:
+        """MooseFS's goal as the testbed sets it; None for GlusterFS."""
+        if self.file_system != "moosefs":
+            return None
+        return 2 if self.goal is None else self.goal
 
     def layout(self) -> moosefs.MooseFsLayout | glusterfs.GlusterFsLayout:
         """The hosts and daemons this testbed runs."""
@@ -119,7 +130,7 @@ class Testbed:
             "version": glusterfs.version() if gluster else _version(),
             "servers": spec.servers,
             "clients": spec.clients,
-            "goal": None if gluster else spec.goal,
+            "goal": spec.chunk_copies,
             "volume": layout.volume_type if gluster else None,
             "link": {
                 "rate_bits_per_s": spec.link.rate_bits_per_s,
@@ -153,7 +164,7 @@ class Testbed:
                 # Deleted files go at once, not after a day in the trash (module docstring).
                 first_client = network.enter(layout.client_hosts[0])
                 run_command(first_client + ["mfssettrashtime", "-r", "0", str(mounts[0])])
-                run_command(first_client + ["mfssetgoal", "-r", str(spec.goal), str(mounts[0])])
+                run_command(first_client + ["mfssetgoal", "-r", str(spec.chunk_copies), str(mounts[0])])
         except BaseException as error:
             try:
                 self.down()

@@ -44,13 +44,11 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from simfs.errors import SimfsError
 from simfs.testbed.moosefs import Recorder
-from simfs.testbed.network import TestbedNetwork, check_host_counts, numbered_hosts
+from simfs.testbed.network import TestbedNetwork, check_host_counts, namespace_pids, numbered_hosts, run_command
 from simfs.testbed.processes import Started, start, start_ticks, wait_until
 
 PACKAGES = {"glusterd": "glusterfs-server", "gluster": "glusterfs-server", "glusterfs": "glusterfs-client"}
@@ -170,18 +168,9 @@ def start_cluster(
     first = layout.brick_servers[0]
 
     def gluster(*words: str) -> str:
-        argv = [
-            "gluster",
-            "--mode=script",
-            f"--glusterd-sock={state / first / 'glusterd.socket'}",
-            f"--log-file={state / 'gluster-cli.log'}",
-            *words,
-        ]
-        completed = subprocess.run(network.enter(first) + argv, capture_output=True, text=True, check=False)
-        if completed.returncode != 0:
-            said = (completed.stderr or completed.stdout).strip().splitlines()[:1] or [f"exit {completed.returncode}"]
-            raise SimfsError(f"testbed: gluster {' '.join(words)}: {said[0]}")
-        return completed.stdout
+        socket, log = state / first / "glusterd.socket", state / "gluster-cli.log"
+        argv = ["gluster", "--mode=script", f"--glusterd-sock={socket}", f"--log-file={log}", *words]
+        return run_command(network.enter(first) + argv)
 
     for host in layout.brick_servers[1:]:
         gluster("peer", "probe", network.address(host))
@@ -235,16 +224,15 @@ def _record_spawned(network: TestbedNetwork, layout: GlusterFsLayout, state: Pat
     known = {started.pid for started in record}
     for host in layout.brick_servers:
         glusterd = next(started for started in record if started.name == host)
-        wait_until(
-            lambda host=host: bool(_namespace_pids(network, host, "glusterfsd")), glusterd, f"the brick on {host}"
-        )
-        deadline = time.monotonic() + 5.0
-        while layout.disperse is not None and not _namespace_pids(network, host, "glusterfs"):
-            if time.monotonic() > deadline:
-                break  # no self-heal daemon (yet): down still ends whatever runs in the namespace
-            time.sleep(0.05)
+        # A brick always; a self-heal daemon for a dispersed volume (it heals fragments).
+        for command in ("glusterfsd", "glusterfs") if layout.disperse is not None else ("glusterfsd",):
+            wait_until(
+                lambda host=host, command=command: bool(_running(network, host, command)),
+                glusterd,
+                f"{command} on {host}",
+            )
         for command, role in (("glusterfsd", "brick"), ("glusterfs", "shd")):
-            for pid in _namespace_pids(network, host, command):
+            for pid in _running(network, host, command):
                 ticks = start_ticks(pid)
                 if pid in known or ticks is None:
                     continue
@@ -252,18 +240,15 @@ def _record_spawned(network: TestbedNetwork, layout: GlusterFsLayout, state: Pat
                 record.append(Started(f"{host}.{role}", pid, ticks, str(state / host / "log")))
 
 
-def _namespace_pids(network: TestbedNetwork, host: str, command: str) -> list[int]:
-    listed = subprocess.run(
-        ["ip", "netns", "pids", network.namespace(host)], capture_output=True, text=True, check=False
-    )
+def _running(network: TestbedNetwork, host: str, command: str) -> list[int]:
+    """The processes of ``command`` in ``host``'s namespace."""
     pids = []
-    for word in listed.stdout.split():
+    for pid in namespace_pids(network.namespace(host)):
         try:
-            name = Path(f"/proc/{word}/comm").read_text().strip()
+            if Path(f"/proc/{pid}/comm").read_text().strip() == command:
+                pids.append(pid)
         except OSError:
-            continue
-        if name == command:
-            pids.append(int(word))
+            continue  # ended since it was listed
     return sorted(pids)
 
 

@@ -279,20 +279,27 @@ class TestbedError(SimfsError):
     __test__ = False
 
 
-def run_command(argv: list[str]) -> None:
-    """Run ``argv``; on failure raise a one-line TestbedError with what it said."""
+def run_command(argv: list[str]) -> str:
+    """Run ``argv`` and return what it printed; on failure raise a one-line
+    TestbedError with what it said."""
     completed = subprocess.run(argv, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
         said = (completed.stderr or completed.stdout).strip().splitlines()[:1] or [f"exit {completed.returncode}"]
         raise TestbedError(f"testbed: {' '.join(argv)}: {said[0]}")
+    return completed.stdout
+
+
+def namespace_pids(name: str) -> list[int]:
+    """The processes in network namespace ``name`` now (``ip netns pids``)."""
+    listed = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True, check=False)
+    return [int(pid) for pid in listed.stdout.split() if pid.isdigit()]
 
 
 def _kill_namespace_processes(name: str) -> None:
-    listed = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True, check=False)
-    for pid in listed.stdout.split():
+    for pid in namespace_pids(name):
         try:
-            os.kill(int(pid), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
             pass
 
 

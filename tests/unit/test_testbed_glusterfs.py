@@ -76,9 +76,13 @@ def test_a_wrong_glusterfs_command_is_one_line(argv, message, tmp_path, capsys, 
     assert not (tmp_path / "state").exists()
 
 
-def test_spec_refuses_disperse_for_moosefs():
+def test_spec_refuses_disperse_for_moosefs_and_a_goal_for_glusterfs():
     with pytest.raises(SimfsError, match="GlusterFS volumes only"):
         TestbedSpec("moosefs", 3, 1, Link(), disperse=(2, 1))
+    with pytest.raises(SimfsError, match="--goal: MooseFS only"):
+        TestbedSpec("glusterfs", 3, 1, Link(), goal=2)
+    assert TestbedSpec("moosefs", 3, 1, Link()).chunk_copies == 2  # MooseFS's default
+    assert TestbedSpec("glusterfs", 3, 1, Link()).chunk_copies is None
 
 
 @needs_glusterfs

@@ -54,7 +54,8 @@ class Series:
     name: str
     servers: int
     clients: int
-    goal: int
+    #: MooseFS copies of each chunk (None for GlusterFS).
+    goal: int | None
     runs: dict[str, tuple[int, str]]
     folder: Path
     #: A run made once before the recorded ones, its record dropped: the first metadata
@@ -158,7 +159,7 @@ SERIES: list[Series] = [
         "gluster-d2p1",
         3,
         3,
-        0,
+        None,
         {f"c{count}": (count, SCALING) for count in (1, 2, 3)},
         HERE / "runs" / "gluster-d2p1",
         file_system="glusterfs",
@@ -169,7 +170,7 @@ SERIES: list[Series] = [
             f"gluster-fanin-{label}",
             servers,
             1,
-            0,
+            None,
             {"r1": (1, f"ior -a POSIX -t {transfer} -b 64m -w -r -e")},
             HERE / "runs" / f"gluster-fanin-{label}",
             port_buffer=buffer,
