@@ -27,7 +27,8 @@ simfs is the plain bandwidth model: fixed capacities shared max-min fairly.
                             file system's lock manager, call each other's back and flush
                             (request level: ``simfs.filesystems.core.locking``)
 ``tcp_incast``              reads from many servers at once over a TCP (Ethernet) client link
-                            overflow the switch port and stall for RTO_min (``simfs.hardware.incast``)
+                            overflow the switch port; TCP recovers by fast retransmit, tail-loss
+                            probe or RTO, played out (``simfs.hardware.loss_recovery``)
 ``dirty_limit``             buffered writes run ahead of the network by the page cache's dirty
                             limit, and drain after the application returns
 ``oss_threads``             an OSS serves bulk RPCs from ``oss.threads`` threads held

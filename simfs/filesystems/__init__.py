@@ -1,5 +1,5 @@
 """File-system models, peers on one neutral core (``simfs.filesystems.core``): Lustre,
-PanFS, CXFS, IBM Spectrum Scale (GPFS), MooseFS and a local file system."""
+PanFS, CXFS, IBM Spectrum Scale (GPFS), MooseFS, GlusterFS and a local file system."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from simfs.systems.profile import Profile
 
 if TYPE_CHECKING:
     from simfs.filesystems.cxfs import CxfsSystem
+    from simfs.filesystems.glusterfs import GlusterFsSystem
     from simfs.filesystems.gpfs import GpfsSystem
     from simfs.filesystems.localfs import LocalSystem
     from simfs.filesystems.lustre import LustreSystem
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from simfs.filesystems.panfs import PanfsSystem
 
 #: ``system.filesystem`` -> (module, class).  A model is imported when a profile names it
-#: (PEP 562 for the class names): ``simfs show`` loads one model, not six.
+#: (PEP 562 for the class names): ``simfs show`` loads one model, not seven.
 _MODELS: dict[str, tuple[str, str]] = {
     "lustre": ("simfs.filesystems.lustre", "LustreSystem"),
     "panfs": ("simfs.filesystems.panfs", "PanfsSystem"),
@@ -27,6 +28,7 @@ _MODELS: dict[str, tuple[str, str]] = {
     "gpfs": ("simfs.filesystems.gpfs", "GpfsSystem"),
     "local": ("simfs.filesystems.localfs", "LocalSystem"),
     "moosefs": ("simfs.filesystems.moosefs", "MooseFsSystem"),
+    "glusterfs": ("simfs.filesystems.glusterfs", "GlusterFsSystem"),
 }
 
 
@@ -82,6 +84,7 @@ def _check_calibration(profile: Profile) -> None:
 __all__ = [
     "CxfsSystem",
     "FileSystem",
+    "GlusterFsSystem",
     "GpfsSystem",
     "LocalSystem",
     "LustreSystem",

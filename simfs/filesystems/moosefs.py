@@ -56,7 +56,13 @@ from typing import ClassVar
 
 from simfs.errors import ProfileError
 from simfs.filesystems.core.layout import Layout
-from simfs.filesystems.core.readers import client_spec, link_reader, metadata_spec, shared_fields
+from simfs.filesystems.core.readers import (
+    client_spec,
+    link_reader,
+    metadata_spec,
+    one_store_per_server,
+    shared_fields,
+)
 from simfs.filesystems.core.system import ClientIo, FileSystem
 from simfs.hardware import RaidSet, ServerSpec, SharedHost, SsdSpec
 from simfs.hardware.ssd import TMPFS_PAGES
@@ -163,11 +169,7 @@ class MooseFsSystem(FileSystem):
             metadata=metadata,
             server=server,
             server_count=servers,
-            targets_per_server=1,
-            target=store,
-            controller=None,
-            controller_count=1,
-            controller_attached="shared",
+            **one_store_per_server(store),
             io=io,
             chain_copies=goal,
             shared_host=host,

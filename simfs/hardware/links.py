@@ -22,7 +22,7 @@ class LinkSpec:
     bandwidth_Bps: practical payload bandwidth per direction, bytes/s.
     latency_s: one-way small-message latency, seconds (adds to RPC round trips).
     source: where the numbers come from.
-    transport: "tcp" (Ethernet: drops under overload, see ``incast.py``), "rdma"
+    transport: "tcp" (Ethernet: drops under overload, see ``loss_recovery.py``), "rdma"
         (InfiniBand) or "fc" (Fibre Channel): credit-based, lossless.
     """
 

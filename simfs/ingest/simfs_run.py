@@ -12,14 +12,17 @@ A record of a failed or interrupted run gives the phases that completed.
 A record of a run on the simfs testbed (``simfs testbed run --json``) also says the
 testbed's shape, which becomes the measurement's profile settings, so that a prediction
 is made for the cluster the run had: ``client.count``, ``chunkserver.count`` and
-``moosefs.goal`` for MooseFS, and ``fabric.port_buffer_bytes`` (the link rate is the
-profile's own: ``testbed-moosefs`` describes 100 Mbit/s links).
+``moosefs.goal`` for MooseFS; ``client.count``, ``brick.count``,
+``glusterfs.disperse_data`` and ``glusterfs.redundancy`` for GlusterFS; and
+``fabric.port_buffer_bytes`` (the link rate is the profile's own: ``testbed-moosefs``
+and ``testbed-glusterfs`` describe 100 Mbit/s links).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 
 from simfs.ingest.common import fail, json_positive
@@ -27,6 +30,11 @@ from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
 _SUM_OF_RANKS = {"dd", "bonnie++"}
+#: Testbed record keys and the profile fields they set, per file system.
+_TESTBED_FIELDS = {
+    "moosefs": (("clients", "client.count"), ("servers", "chunkserver.count"), ("goal", "moosefs.goal")),
+    "glusterfs": (("clients", "client.count"), ("servers", "brick.count")),
+}
 
 
 def looks_like(text: str) -> bool:
@@ -95,20 +103,29 @@ def _testbed_settings(testbed: object, origin: str) -> dict[str, int]:
         return {}
     if not isinstance(testbed, dict):
         raise fail(origin, None, "testbed: expected an object")
-    if testbed.get("file_system") != "moosefs":
+    file_system = testbed.get("file_system")
+    if file_system not in _TESTBED_FIELDS:
         return {}
     settings = {}
-    for key, field_name in (
-        ("clients", "client.count"),
-        ("servers", "chunkserver.count"),
-        ("goal", "moosefs.goal"),
-    ):
+    for key, field_name in _TESTBED_FIELDS[file_system]:
         if testbed.get(key) is not None:
             settings[field_name] = _positive_int(testbed[key], origin, f"testbed.{key}")
+    if file_system == "glusterfs":
+        settings.update(_gluster_volume(testbed.get("volume"), origin))
     buffer = testbed.get("link", {}).get("port_buffer_bytes") if isinstance(testbed.get("link"), dict) else None
     if isinstance(buffer, int) and not isinstance(buffer, bool) and buffer > 0:
         settings["fabric.port_buffer_bytes"] = buffer
     return settings
+
+
+def _gluster_volume(volume: object, origin: str) -> dict[str, int]:
+    """``testbed.volume`` ("disperse K+M" or "distribute") as the profile's fields."""
+    if volume == "distribute":
+        return {"glusterfs.disperse_data": 1, "glusterfs.redundancy": 0}
+    match = re.fullmatch(r"disperse (\d+)\+(\d+)", volume) if isinstance(volume, str) else None
+    if match is None:
+        raise fail(origin, None, f"testbed.volume: expected 'disperse K+M' or 'distribute', got {volume!r}")
+    return {"glusterfs.disperse_data": int(match.group(1)), "glusterfs.redundancy": int(match.group(2))}
 
 
 def _positive_int(value: object, origin: str, path: str) -> int:

@@ -201,10 +201,13 @@ def load_case(path: str | Path) -> ValidationCase:
 
 def _data_points(path: Path, case: dict[str, Any]) -> list[MeasuredPoint]:
     """``case.data``: every measurement in those files of the case's workload, phase and
-    metric, one point each at its nodes and processes per node."""
+    metric, one point each at its nodes and processes per node, and on the system its
+    record describes (a testbed run's shape: ``brick.count``, ...), so one folder may
+    hold runs of several shapes."""
     import pandas as pd
 
     from simfs.ingest import read_measurements
+    from simfs.ingest.measurements import settings_of
     from simfs.predict import MDTEST_PHASES
 
     text = case["data"]
@@ -222,8 +225,9 @@ def _data_points(path: Path, case: dict[str, Any]) -> list[MeasuredPoint]:
             f"{path}: case.data: no {case.get('metric')} of phase {case.get('phase')!r} of {case.get('workload')!r} in {text}"
         )
     points = []
-    for _, row in chosen.sort_values(["nodes", "ppn"]).iterrows():
-        settings = {key: int(row[key]) for key in ("nodes", "ppn") if not pd.isna(row[key])}
+    for _, row in chosen.sort_values(["settings", "nodes", "ppn"]).iterrows():
+        settings = settings_of(row)
+        settings.update({key: int(row[key]) for key in ("nodes", "ppn") if not pd.isna(row[key])})
         points.append(
             MeasuredPoint(
                 value=float(row["value"]),

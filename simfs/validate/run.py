@@ -77,7 +77,9 @@ def run_case(case: ValidationCase) -> CaseOutcome:
         except NotSimulated as exc:
             raise SimfsError(f"{case.path}: points[{i}]: {exc}") from None
         predicted = predictor.predict(point)
-        label = ", ".join(f"{k}={v}" for k, v in sorted(measured.settings.items()))
+        # A point is named by what sets it apart from the case (a testbed record repeats
+        # the case's own shape).
+        label = ", ".join(f"{k}={v}" for k, v in sorted(measured.settings.items()) if case.settings.get(k, None) != v)
         if measured.over:
             label = (label + ", " if label else "") + f"peak over {measured.over}"
         rows.append(

@@ -9,7 +9,7 @@ from simfs.engine import FluidNetwork
 from simfs.errors import ProfileError
 from simfs.filesystems import PanfsSystem
 from simfs.filesystems.core import FileSystemInstance
-from simfs.hardware.incast import incast_goodput_factor
+from simfs.hardware.loss_recovery import fan_in_goodput_factor
 from tests.unit.phases import phase
 
 DD = "dd bs=1024000 count=50000"
@@ -46,11 +46,12 @@ def test_incast_senders_are_the_data_blades_of_one_parity_stripe():
 
 
 def test_shallow_switch_buffers_collapse_a_single_reader_and_the_switch_restores_it():
-    shallow = {"fabric.port_buffer_bytes": 131072}
+    shallow = {"fabric.port_buffer_bytes": 32768}
     result = simfs.simulate("crtdc-panfs", DD, nodes=1, overrides=shallow)
     link = 1.17e8
-    factor = incast_goodput_factor(9, 65536, link, 131072, 65536, 0.2)
-    assert factor < 0.1
+    # Nine blades answer each 64 KB stripe unit at once into a port of 21 frames.
+    factor = fan_in_goodput_factor(9, 65536, link, 32768, 0.2, 50e-6, 65536)
+    assert factor < 0.5
     assert phase(result, "read")["agg_bw_Bps"] == pytest.approx(link * factor, rel=0.02)
     off = simfs.simulate("crtdc-panfs", DD, nodes=1, overrides={**shallow, "mechanisms.tcp_incast": False})
     assert phase(off, "read")["agg_bw_Bps"] == pytest.approx(link, rel=0.01)

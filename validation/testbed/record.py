@@ -1,16 +1,18 @@
 """Re-record the testbed's live runs: the calibration runs and the validation series.
 
 Run as root on a machine where ``simfs testbed`` runs (``/dev/fuse``, network namespaces,
-Debian's moosefs-master, -chunkserver and -client)::
+Debian's moosefs-master, -chunkserver and -client, glusterfs-server and -client)::
 
-    .venv/bin/python validation/testbed/record.py              # everything, about 15 minutes
+    .venv/bin/python validation/testbed/record.py              # everything, about 30 minutes
     .venv/bin/python validation/testbed/record.py clients-s4   # one series
     .venv/bin/python validation/testbed/record.py --ci         # CI: one small run, compared
 
-``--ci`` is what ``.ci/run`` does: where the machine allows the testbed, one run on 2
-chunkservers and 2 clients (records kept in a temporary folder, nothing committed),
-compared with ``testbed-moosefs`` (``simfs validate --live``), the table printed with
-every phase beyond 10% marked; where it does not, one line saying why.  It fails when
+``--ci`` is what ``.ci/run`` does: where the machine allows the testbed, one IOR run on
+2 chunkservers and 2 clients, compared with ``testbed-moosefs``, and one fan-in point (a
+GlusterFS 2+1 volume read by one client through a 16 KiB port), compared with
+``testbed-glusterfs`` (records kept in a temporary folder, nothing committed;
+``simfs validate --live``), each table printed with every phase beyond its tolerance
+(10%, 25% for fan-in) marked; where it does not, one line saying why.  It fails when
 the testbed cannot run or leaves anything behind, not on a prediction's error: a live
 rate on a shared CI machine is a measurement to report, not a test (a busy machine
 moves it; the committed series, recorded on an idle one, are the validation).
@@ -18,7 +20,7 @@ moves it; the committed series, recorded on an idle one, are the validation).
 Each series brings a testbed of its shape up with ``simfs testbed up``, runs its
 workloads with ``simfs testbed run --json``, and takes it down; the commands are printed
 as they run and each record (the runner's JSON, with the testbed's description and
-counters) goes to ``runs/<series>/`` beside the cases that read it, or to
+counters) goes to the series' folder under ``runs/`` beside the cases that read it, or to
 ``calibration/testbed/runs/`` for the calibration series.  An existing record is
 replaced only when its run succeeded.  Nothing else on the machine is touched: the
 testbed's network lives in its own namespaces and ends with ``simfs testbed down``.
@@ -91,6 +93,32 @@ def _scaling(name: str, servers: int, clients: list[int], goal: int = 2) -> list
     ]
 
 
+#: GlusterFS fan-in: one client reads one file of a dispersed K+M volume (its K data
+#: bricks answer every read at once) in synchronous requests of 64 KiB and 1 MiB, through
+#: a switch port queueing 16 or 128 KiB, over K = 2, 3, 4, 6; the 6+2 volume also at
+#: 32 KiB and 1 MiB of buffer, and in requests of 32 and 128 KiB (what one read() is).
+GLUSTER_FANIN: list[tuple[int, int, int, tuple[str, ...]]] = [
+    (2, 1, 16384, ("64k", "1m")),
+    (2, 1, 131072, ("64k", "1m")),
+    (3, 1, 16384, ("64k", "1m")),
+    (3, 1, 131072, ("64k", "1m")),
+    (4, 1, 16384, ("64k", "1m")),
+    (4, 1, 131072, ("64k", "1m")),
+    (6, 2, 16384, ("32k", "64k", "128k", "1m")),
+    (6, 2, 32768, ("64k", "1m")),
+    (6, 2, 131072, ("64k", "1m")),
+    (6, 2, 1048576, ("64k", "1m")),
+]
+
+
+def _fanin_folder(data: int, redundancy: int, buffer: int) -> Path:
+    """Runs over K at one buffer in one folder (a case reads it), the 6+2 volume's other
+    buffers in another."""
+    if buffer in (16384, 131072):
+        return HERE / "runs" / f"gluster-fanin-b{buffer // 1024}k" / f"d{data}p{redundancy}"
+    return HERE / "runs" / "gluster-fanin-buffers" / f"b{buffer // 1024}k"
+
+
 SERIES: list[Series] = [
     # Calibration: one client on one or two chunkservers, link-bound; write-only and
     # write-read runs of two sizes so that the fit separates the CPU time per byte
@@ -151,10 +179,8 @@ SERIES: list[Series] = [
         METADATA_CALIBRATION,
         warm_up=(1, METADATA.format(items=1000)),
     ),
-    # GlusterFS (no model yet: live data for it).  A dispersed volume of 2+1 bricks read
-    # and written by 1-3 clients; then fan-in: one client reading one file with
-    # synchronous requests from every data brick of a 6+2 volume at once (64 KiB) through
-    # a switch port queueing 128 or 16 KiB, and from a 3+1 volume in 1 MiB requests.
+    # GlusterFS: a dispersed volume of 2+1 bricks read and written by 1-3 clients; the
+    # fan-in series are GLUSTER_FANIN's.
     Series(
         "gluster-d2p1",
         3,
@@ -167,21 +193,17 @@ SERIES: list[Series] = [
     ),
     *(
         Series(
-            f"gluster-fanin-{label}",
-            servers,
+            f"gluster-fanin-b{buffer // 1024}k-d{data}p{redundancy}",
+            data + redundancy,
             1,
             None,
-            {"r1": (1, f"ior -a POSIX -t {transfer} -b 64m -w -r -e")},
-            HERE / "runs" / f"gluster-fanin-{label}",
+            {f"t{size}": (1, f"ior -a POSIX -t {size} -b 64m -w -r -e") for size in transfers},
+            _fanin_folder(data, redundancy, buffer),
             port_buffer=buffer,
             file_system="glusterfs",
-            disperse=disperse,
+            disperse=f"{data}+{redundancy}",
         )
-        for label, servers, disperse, transfer, buffer in (
-            ("d6p2-t64k-b128k", 8, "6+2", "64k", 131072),
-            ("d6p2-t64k-b16k", 8, "6+2", "64k", 16384),
-            ("d3p1-t1m-b16k", 4, "3+1", "1m", 16384),
-        )
+        for data, redundancy, buffer, transfers in GLUSTER_FANIN
     ),
     Series(
         "metadata-s2",
@@ -223,36 +245,65 @@ def record(series: Series) -> None:
         simfs(["testbed", "down"])
 
 
+#: The CI series: (what it is, the series, the profile it is compared with, tolerance).
+CI_SERIES = (
+    ("2 chunkservers, 2 clients, goal 2", "moosefs", "testbed-moosefs", 0.10),
+    (
+        "fan-in: a disperse 2+1 volume's two data bricks into one client, 16 KiB port",
+        "glusterfs",
+        "testbed-glusterfs",
+        0.25,
+    ),
+)
+
+
+def _ci_run(file_system: str, folder: Path) -> Series:
+    if file_system == "moosefs":
+        return Series("ci", 2, 2, 2, {"c2": (2, SCALING)}, folder)
+    return Series(
+        "ci-fanin",
+        3,
+        1,
+        None,
+        {"t64k": (1, "ior -a POSIX -t 64k -b 16m -w -r -e")},
+        folder,
+        port_buffer=16384,
+        file_system="glusterfs",
+        disperse="2+1",
+    )
+
+
 def ci_series() -> int:
-    """One small run compared with the model (see the module docstring)."""
+    """Small runs compared with the models (see the module docstring)."""
     from simfs.errors import SimfsError
     from simfs.testbed.cluster import PREFIX, check_machine
     from simfs.testbed.network import leftover_namespaces
     from simfs.validate.live import compare_live
 
-    try:
-        check_machine("moosefs")
-    except SimfsError as error:
-        print(f"testbed CI series: skipped: {error}", flush=True)
-        return 0
-    if leftover_namespaces(PREFIX):
-        print("testbed CI series: skipped: a testbed is up on this machine", flush=True)
-        return 0
-    with tempfile.TemporaryDirectory() as scratch:
-        series = Series("ci", 2, 2, 2, {"c2": (2, SCALING)}, Path(scratch))
-        record(series)
+    for description, file_system, system, tolerance in CI_SERIES:
+        try:
+            check_machine(file_system)
+        except SimfsError as error:
+            print(f"testbed CI series ({file_system}): skipped: {error}", flush=True)
+            continue
         if leftover_namespaces(PREFIX):
-            print(f"testbed CI series: namespaces left behind: {', '.join(leftover_namespaces(PREFIX))}")
-            return 1
-        runs = sorted(Path(scratch).glob("*.json"))
-        if not runs:
-            print("testbed CI series: the run failed (no record)")
-            return 1
-        table = compare_live(runs, "testbed-moosefs")
-    table["within_10pct"] = ["yes" if abs(error) <= 10 else "MISS" for error in table["error_pct"]]
-    columns = ["nodes", "phase", "unit", "measured", "predicted", "error_pct", "within_10pct"]
-    print("testbed CI series: 2 chunkservers, 2 clients, goal 2, against testbed-moosefs")
-    print(table[columns].to_string(index=False, float_format=lambda value: f"{value:.4g}"))
+            print("testbed CI series: skipped: a testbed is up on this machine", flush=True)
+            return 0
+        with tempfile.TemporaryDirectory() as scratch:
+            record(_ci_run(file_system, Path(scratch)))
+            if leftover_namespaces(PREFIX):
+                print(f"testbed CI series: namespaces left behind: {', '.join(leftover_namespaces(PREFIX))}")
+                return 1
+            runs = sorted(Path(scratch).glob("*.json"))
+            if not runs:
+                print(f"testbed CI series ({file_system}): the run failed (no record)")
+                return 1
+            table = compare_live(runs, system)
+        limit = 100 * tolerance
+        table[f"within_{limit:.0f}pct"] = ["yes" if abs(error) <= limit else "MISS" for error in table["error_pct"]]
+        columns = ["nodes", "phase", "unit", "measured", "predicted", "error_pct", f"within_{limit:.0f}pct"]
+        print(f"testbed CI series: {description}, against {system}")
+        print(table[columns].to_string(index=False, float_format=lambda value: f"{value:.4g}"))
     return 0
 
 

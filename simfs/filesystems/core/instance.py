@@ -37,7 +37,7 @@ from simfs.filesystems.core.system import FileSystem
 from simfs.hardware import ClientNode, ClientSpec, HddSpec, LinkSpec, Server, SsdSpec, SwitchSpec
 from simfs.hardware.controller import PrefetchThrash
 from simfs.hardware.hdd import SeekThrashing, random_request_cost
-from simfs.hardware.incast import incast_goodput_factor
+from simfs.hardware.loss_recovery import fan_in_goodput_factor
 
 
 def _at_speed(spec: ClientSpec, factor: float) -> ClientSpec:
@@ -169,6 +169,7 @@ class FileSystemInstance:
         )
         if self.host_cpu is not None:
             network.add(self.host_cpu)
+        self._placement_rng = rng
         offset = system.io.stripe_offset if stripe_offset is None else stripe_offset
         self.allocator = TargetAllocator(
             [system.server_of_target(i) for i in range(system.target_count)], offset, rng, system.excluded_targets
@@ -192,9 +193,13 @@ class FileSystemInstance:
 
     # -- metadata -----------------------------------------------------------------------
     def allocate(self, stripe_count: int, stripe_size_bytes: int, *, overstriping: bool = False) -> Layout:
-        advance = self.system.allocation_advance()
+        system = self.system
+        if system.HASHED_PLACEMENT:
+            drawn = int(self._placement_rng.integers(system.target_count))
+            return system.shape_layout(Layout((drawn,), stripe_size_bytes))
+        advance = system.allocation_advance()
         layout = self.allocator.allocate(stripe_count, stripe_size_bytes, advance=advance, overstriping=overstriping)
-        return self.system.shape_layout(layout)
+        return system.shape_layout(layout)
 
     # -- data ---------------------------------------------------------------------------
     def data_path(
@@ -250,7 +255,8 @@ class FileSystemInstance:
         target_cost, target_mechanism = self.target_cost_and_mechanism(op, request, random=random)
         target_weight = target_cost * sent * disk_fraction
         server_share: dict[int, float] = defaultdict(float)
-        for target, share in self._placements(layout, stripe_share, op):
+        placements = self.system.data_placements(layout, stripe_share, op)
+        for target, share in placements if placements is not None else self._placements(layout, stripe_share, op):
             share_sent = share * sent
             server_share[self.system.server_of_target(target)] += share_sent
             if network and self.controllers:
@@ -392,18 +398,23 @@ class FileSystemInstance:
         return self.clients[node].spec.core_Bps(op, self.effective_call_bytes(call_bytes))
 
     def _incast(self, link: LinkSpec, layout: Layout, stripe_share: np.ndarray, op: str) -> float:
-        """Goodput factor of a read over a TCP client ``link`` (``simfs.hardware.incast``)."""
+        """Goodput factor of a read over a TCP client ``link``: the servers answering one
+        round at once into the client's switch port, and how TCP recovers what the port
+        drops (``simfs.hardware.loss_recovery``)."""
         system = self.system
         if op != "read" or not system.mechanisms["tcp_incast"] or link.transport != "tcp":
             return 1.0
-        servers = system.incast_senders([layout.targets[k] for k, share in enumerate(stripe_share) if share > 0])
-        return incast_goodput_factor(
-            servers,
-            self.request_bytes(layout),
+        senders = system.incast_senders([layout.targets[k] for k, share in enumerate(stripe_share) if share > 0])
+        if senders <= 1:
+            return 1.0
+        return fan_in_goodput_factor(
+            senders,
+            float(self.request_bytes(layout)),
             link.bandwidth_Bps,
             system.port_buffer_bytes,
-            system.tcp_burst_bytes,
             system.rto_min_s,
+            link.latency_s,
+            system.tcp_burst_bytes,
         )
 
     def rate_cap(

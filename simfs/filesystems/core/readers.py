@@ -13,7 +13,7 @@ from typing import Any
 from simfs.errors import ProfileError
 from simfs.filesystems.core.system import DIRECTORY_LOCKS, MetadataSpec
 from simfs.filesystems.core.variability import variability_from_profile
-from simfs.hardware import LINK_PRESETS, ClientSpec, ControllerSpec, HddSpec, LinkSpec, SsdSpec
+from simfs.hardware import LINK_PRESETS, ClientSpec, ControllerSpec, HddSpec, LinkSpec, RaidSet, SsdSpec
 from simfs.mechanisms import mechanisms_from_profile
 from simfs.systems.profile import REQUIRED, Profile
 
@@ -96,6 +96,18 @@ def metadata_spec(profile: Profile, table: str, *, lookup_callbacks: bool = Fals
         )
     except ValueError as exc:
         raise ProfileError(f"{profile.origin}: {table}.{exc}") from None
+
+
+def one_store_per_server(store: RaidSet) -> dict[str, Any]:
+    """The system fields of servers that each hold one store behind no controller
+    (MooseFS's chunkservers, GlusterFS's bricks)."""
+    return {
+        "targets_per_server": 1,
+        "target": store,
+        "controller": None,
+        "controller_count": 1,
+        "controller_attached": "shared",
+    }
 
 
 def shared_fields(profile: Profile, client_count: int | None = None) -> dict[str, Any]:

@@ -35,7 +35,7 @@ which of its targets take new files).  No model subclasses another.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from simfs.filesystems.core.layout import Layout
 from simfs.filesystems.core.locking import LockPolicy
@@ -43,6 +43,9 @@ from simfs.filesystems.core.variability import Variability
 from simfs.hardware import ClientSpec, ControllerSpec, RaidSet, ServerSpec, SharedHost
 from simfs.systems.profile import Profile
 from simfs.workloads.spec import WorkloadSpec
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,9 @@ class FileSystem:
     #: Whether a file may have more stripe objects than targets (Lustre 2.13+'s
     #: ``lfs setstripe -C``: several objects of one file on one OST).
     OVERSTRIPING: ClassVar[bool] = False
+    #: Whether each new file's first target is a uniform random draw (a hash of its name:
+    #: GlusterFS's DHT) rather than the allocator's round robin.
+    HASHED_PLACEMENT: ClassVar[bool] = False
 
     name: str
     description: str
@@ -296,6 +302,12 @@ class FileSystem:
         """How many senders answer one round of a read from ``targets`` at once (TCP
         incast): by default a server answers for all its targets."""
         return len({self.server_of_target(target) for target in targets})
+
+    def data_placements(self, layout: Layout, stripe_share: np.ndarray, op: str) -> list[tuple[int, float]] | None:
+        """(target, share of what the client sends) where it differs from the layout's
+        objects (GlusterFS writes a dispersed file's redundancy to bricks its reads never
+        ask); None: the layout's own placement."""
+        return None
 
     def cached_read(self, total_bytes: float, direct: bool) -> bool:
         """Whether a read of data written in the same run comes from the page cache: not

@@ -1,0 +1,244 @@
+"""GlusterFS: bricks, no metadata server, distributed and dispersed (erasure-coded) volumes.
+
+GlusterFS (10.3 as Debian bookworm packages it; the testbed's, ``simfs testbed up
+glusterfs``) has no metadata server: a client's translator stack (``glusterfs`` FUSE)
+finds a file by hashing its name over the volume's subvolumes (DHT) and moves its bytes to
+and from the bricks (``glusterfsd``) directly.  The model maps these onto the core's parts
+(:class:`~simfs.filesystems.core.FileSystem`):
+
+=========================  ===============================  ==========================
+GlusterFS                  model part                       profile section
+=========================  ===============================  ==========================
+``glusterfs`` FUSE client  client node                      ``[client]``
+brick server               server (``brick``)               ``[brick]``
+its brick folder           target (``brick-store``), one    ``[brick.store]``
+                           per server
+a subvolume's bricks       a file's layout                  ``[glusterfs]``
+lookups and creates        metadata service (``dht``)       ``[dht]``
+=========================  ===============================  ==========================
+
+What differs from an object store such as Lustre, and why:
+
+* **A file lives on one subvolume, chosen by a hash.**  DHT gives each subvolume a range
+  of a 32-bit hash and puts a file on the subvolume whose range holds the hash of its
+  name; files do not stripe over subvolumes ("Distribute", GlusterFS Administrator Guide,
+  "Setting up GlusterFS Volumes").  The hash of a name is, for placement, a uniform
+  random choice: the model draws each file's subvolume from the run's random stream
+  (``HASHED_PLACEMENT``), so two files may share one, as they do on a real volume.
+  A plain distributed volume is a dispersed one with one data brick and no redundancy:
+  each subvolume is one brick.
+* **Dispersed subvolumes encode on the client.**  A disperse ``K+M`` subvolume cuts each
+  stripe of ``K x 512`` bytes into ``K`` fragments and adds ``M`` redundancy fragments,
+  one fragment per brick ("Dispersed volumes", same guide; ``ec`` translator,
+  ``EC_METHOD_CHUNK_SIZE`` 512).  A client writing ``B`` bytes sends and the bricks store
+  ``B x (K+M)/K`` (``write_redundancy``), every brick of the subvolume taking ``B/K``.
+* **Reads ask K bricks, always the same ones for a file.**  A read needs ``K`` fragments
+  of each stripe; with ``disperse.read-policy`` at its default ``gfid-hash`` the ``K``
+  are the bricks from a start chosen by a hash of the file's GFID, for every read of
+  that file (``gluster volume set help``: "'gfid-hash' selects read subvolume based on
+  hash of the gfid of that file").  The testbed's records show it: a 6+2 volume's reads
+  came from six bricks, the other two sent nothing.  The model's layout of a file is
+  those ``K`` bricks (``shape_layout``), so reads load them and writes load all ``K+M``
+  (``data_placements``); several readers of files on one subvolume may all read from
+  the same bricks, or from other ones, as their GFIDs fall.
+* **A read's fragments arrive at once (incast).**  The ``K`` bricks answer each FUSE
+  request at the same moment into the client's switch port: a round of
+  ``glusterfs.request_bytes / K`` (``fragment_bytes``) from each.  A sequential reader's
+  requests are the kernel's 128 KiB readahead windows whatever the application's
+  ``read()`` size: on the testbed a 6+2 volume read through a 16 KiB port lost 9.2-9.5
+  frames, 1.95-2.05 tail-loss probes and 0.06-0.10 RTOs per 128 KiB with reads of
+  32 KiB, 64 KiB, 128 KiB and 1 MiB alike (``validation/testbed/runs/gluster-fanin-b16k/
+  d6p2/``).  How the port's overflow is recovered from is ``hardware/loss_recovery.py``.
+* **No locks between writers.**  The ``ec`` translator's eager lock orders one file's
+  writes per subvolume, and ``write-behind`` gathers a client's small writes; writers of
+  different files share bandwidth only.  The model has no lock policy.
+
+Not modelled: self-heal, the read-modify-write of writes that do not cover whole
+``K x 512`` stripes (write-behind makes IOR's sequential writes whole), the few per cent
+a read rounds up to whole stripes, replicated (AFR) volumes, sharding, and the metadata
+rates of a real volume: no testbed run measures them yet, so mdtest is refused
+(``check_workload``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from simfs.errors import ProfileError, WorkloadError
+from simfs.filesystems.core.layout import Layout
+from simfs.filesystems.core.readers import (
+    client_spec,
+    link_reader,
+    metadata_spec,
+    one_store_per_server,
+    shared_fields,
+)
+from simfs.filesystems.core.system import ClientIo, FileSystem
+from simfs.hardware import RaidSet, ServerSpec
+from simfs.hardware.ssd import TMPFS_PAGES
+from simfs.systems.profile import Profile
+from simfs.units import format_bytes
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from simfs.workloads.spec import WorkloadSpec
+
+#: Bytes of one fragment of a dispersed stripe (the ``ec`` translator's chunk size).
+FRAGMENT_BYTES = 512
+
+
+@dataclass(frozen=True)
+class GlusterFsSystem(FileSystem):
+    """A GlusterFS volume; see the module docstring for how its parts map."""
+
+    NAMES: ClassVar[dict[str, str]] = {
+        "server": "brick",
+        "target": "brick-store",
+        "controller": "controller",
+        "metadata": "dht",
+    }
+    FILESYSTEM: ClassVar[str] = "glusterfs"
+    HASHED_PLACEMENT: ClassVar[bool] = True
+
+    #: Data fragments (K) and redundancy fragments (M) of a subvolume; 1 and 0: distribute.
+    disperse_data: int = 1
+    redundancy: int = 0
+    store_kind: str = "tmpfs"
+    version: str = ""
+
+    @property
+    def subvolume_bricks(self) -> int:
+        return self.disperse_data + self.redundancy
+
+    @property
+    def subvolume_count(self) -> int:
+        return self.target_count // self.subvolume_bricks
+
+    @property
+    def volume_kind(self) -> str:
+        if self.redundancy == 0 and self.disperse_data == 1:
+            return f"distribute over {self.target_count} bricks"
+        shape = f"disperse {self.disperse_data}+{self.redundancy}"
+        return shape if self.subvolume_count == 1 else f"{self.subvolume_count} x {shape} (distributed)"
+
+    def shape_layout(self, layout: Layout) -> Layout:
+        """The ``K`` bricks a file's reads ask, from the one the placement drew: its
+        subvolume, and the GFID-hash start within it."""
+        drawn = layout.targets[0]
+        width = self.subvolume_bricks
+        subvolume, start = divmod(drawn, width)
+        bricks = tuple(subvolume * width + (start + k) % width for k in range(self.disperse_data))
+        return Layout(bricks, self.fragment_bytes)
+
+    @property
+    def fragment_bytes(self) -> int:
+        """Bytes of one FUSE request that land on each data brick: the request's whole
+        ``K x 512`` stripes, one 512-byte fragment of each per brick."""
+        stripe = self.disperse_data * FRAGMENT_BYTES
+        return -(-self.io.rpc_size_bytes // stripe) * FRAGMENT_BYTES
+
+    def data_placements(self, layout: Layout, stripe_share: np.ndarray, op: str) -> list[tuple[int, float]] | None:
+        """Writes go to every brick of the file's subvolume, ``1/(K+M)`` of what the
+        client sends each; reads to the layout's ``K`` bricks (the core's default)."""
+        if op != "write" or self.redundancy == 0:
+            return None
+        width = self.subvolume_bricks
+        subvolume = layout.targets[0] // width
+        return [(subvolume * width + k, 1.0 / width) for k in range(width)]
+
+    def check_workload(self, workload: WorkloadSpec) -> None:
+        if workload.tool == "mdtest":
+            raise WorkloadError(
+                "mdtest: the GlusterFS model has no measured metadata rates yet (DHT lookups and creates on the "
+                "bricks; no testbed run records them), so it does not predict them"
+            )
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> GlusterFsSystem:
+        link = link_reader(profile)
+        store_kind = profile.string("brick.store.kind", choices={"tmpfs"})
+        try:
+            client = client_spec(profile, link)
+            server = ServerSpec(
+                network=link("brick.network"),
+                cpu_Bps=profile.number("brick.cpu_Bps", positive=True),
+            )
+        except ValueError as exc:
+            raise ProfileError(f"{profile.origin}: {exc}") from None
+        bricks = profile.number("brick.count", integer=True, positive=True)
+        data = profile.number("glusterfs.disperse_data", 1, integer=True, positive=True)
+        redundancy = profile.number("glusterfs.redundancy", 0, integer=True, minimum=0)
+        if redundancy and redundancy * 2 >= data + redundancy:
+            # gluster volume create refuses it: redundancy must be below half the bricks.
+            raise ProfileError(
+                f"{profile.origin}: glusterfs.redundancy: {redundancy} must be less than half of "
+                f"{data + redundancy} bricks (disperse {data}+{redundancy})"
+            )
+        if redundancy == 0 and data != 1:
+            raise ProfileError(
+                f"{profile.origin}: glusterfs.disperse_data: {data} data bricks need a redundancy of at least 1 "
+                "(a distributed volume has disperse_data = 1, redundancy = 0)"
+            )
+        if bricks % (data + redundancy):
+            raise ProfileError(
+                f"{profile.origin}: brick.count: {bricks} bricks are not a whole number of disperse "
+                f"{data}+{redundancy} subvolumes"
+            )
+        request = profile.number("glusterfs.request_bytes", 131072, integer=True, positive=True)
+        in_flight = profile.number("glusterfs.requests_in_flight", integer=True, positive=True)
+        io = ClientIo(
+            stripe_count=1,  # the subvolume the hash draws; shape_layout widens it
+            stripe_size_bytes=request,
+            stripe_offset=-1,
+            max_rpcs_in_flight=in_flight,
+            rpc_size_bytes=request,
+            max_dirty_bytes_per_osc=profile.number("glusterfs.write_behind_bytes", integer=True, positive=True),
+            rpc_latency_s=profile.number("glusterfs.request_latency_s", positive=True),
+            metadata_latency_s=profile.number("glusterfs.metadata_latency_s", positive=True),
+            max_read_ahead_bytes=request * in_flight,
+        )
+        system = cls(
+            **shared_fields(profile),
+            client=client,
+            metadata=metadata_spec(profile, "dht"),
+            server=server,
+            server_count=bricks,
+            **one_store_per_server(RaidSet(level="raid0", disk_count=1, drive=TMPFS_PAGES)),
+            io=io,
+            write_redundancy=(data + redundancy) / data,
+            disperse_data=data,
+            redundancy=redundancy,
+            store_kind=store_kind,
+            version=profile.string("glusterfs.version", ""),
+        )
+        profile.string("system.filesystem", choices={"glusterfs"})
+        profile.check_all_read(ignore=("system.sources", "calibration"))
+        return system
+
+    # -- description --------------------------------------------------------------------
+    def describe(self) -> str:
+        c, t = self.client, self.io
+        version = f" {self.version}" if self.version else ""
+        data = self.disperse_data
+        lines = [
+            f"{self.name}: {self.description}",
+            f"  profile: {self.origin}",
+            f"  GlusterFS{version}: {self.volume_kind}; each file on one subvolume drawn by the name's hash"
+            + (
+                f"; clients send {self.write_redundancy:.4g} x what they write, reads ask {data} of "
+                f"{self.subvolume_bricks} bricks (GFID hash)"
+                if self.redundancy
+                else ""
+            ),
+            f"  clients: {self.client_count} x ({c.cores} cores, {format_bytes(c.memory_bytes)} RAM, "
+            f"{c.network.name} {c.network.bandwidth_Bps / 1e6:.4g} MB/s); FUSE requests of "
+            f"{format_bytes(t.rpc_size_bytes)}, {t.max_rpcs_in_flight} in flight, "
+            f"{t.rpc_latency_s * 1e3:.3g} ms round trip; write-behind {format_bytes(t.max_dirty_bytes_per_osc)}",
+            f"  bricks: {self.server_count} x ({self.server.network.name} "
+            f"{self.server.network.bandwidth_Bps / 1e6:.4g} MB/s, store on {self.store_kind})",
+            f"  switch port buffer {format_bytes(self.port_buffer_bytes)}, minimum RTO {self.rto_min_s * 1e3:.3g} ms",
+            self.mechanisms_line(),
+        ]
+        return "\n".join(lines)

@@ -1,0 +1,149 @@
+"""The GlusterFS model: dispersed writes carry their redundancy, reads ask K bricks,
+files land on subvolumes by hash, against hand-computed rates; its profile's checks; the
+testbed's run records read as settings."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+import simpy
+
+import simfs
+from simfs.engine import FluidNetwork
+from simfs.errors import ProfileError, SimfsError
+from simfs.filesystems import GlusterFsSystem
+from simfs.filesystems.core import FileSystemInstance
+from simfs.ingest import read_file
+from tests.unit.phases import phase
+
+#: 100 Mbit/s of 1514-byte frames carrying 1448 B of TCP payload each.
+LINK_Bps = 12.5e6 * 1448 / 1514
+IOR = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
+
+
+def volume(data: int, redundancy: int, bricks: int, **more: object) -> dict[str, object]:
+    return {
+        "brick.count": bricks,
+        "glusterfs.disperse_data": data,
+        "glusterfs.redundancy": redundancy,
+        "client.count": 8,
+        **more,
+    }
+
+
+def rates(nodes: int, settings: dict[str, object], workload: str = IOR) -> tuple[float, float, str, str]:
+    result = simfs.simulate("testbed-glusterfs", workload, nodes=nodes, overrides=settings)
+    write, read = phase(result, "write"), phase(result, "read")
+    return write["agg_bw_Bps"], read["agg_bw_Bps"], write["bottleneck"], read["bottleneck"]
+
+
+def test_profile_assembles_a_dispersed_volume_and_explains_itself():
+    system = simfs.load_system("testbed-glusterfs")
+    assert isinstance(system, GlusterFsSystem)
+    assert (system.disperse_data, system.redundancy, system.server_count, system.subvolume_count) == (2, 1, 3, 1)
+    assert system.write_redundancy == pytest.approx(1.5)
+    text = system.describe()
+    assert "disperse 2+1" in text and "reads ask 2 of 3 bricks" in text
+
+
+def test_a_dispersed_write_sends_the_redundancy_over_the_client_link():
+    # One client on a 6+2 volume: its link carries 8/6 of what it writes.
+    write, read, write_neck, read_neck = rates(1, volume(6, 2, 8))
+    assert write == pytest.approx(LINK_Bps * 6 / 8, rel=0.01)
+    assert read == pytest.approx(LINK_Bps, rel=0.01)
+    assert write_neck == read_neck == "client-nic"
+
+
+def test_every_brick_of_a_subvolume_takes_a_kth_of_what_is_written_and_reads_ask_k():
+    system = simfs.load_system("testbed-glusterfs", volume(4, 2, 12))
+    instance = FileSystemInstance(system, FluidNetwork(simpy.Environment()), 1, np.random.default_rng(3))
+    layouts = [instance.allocate(1, 1 << 20) for _ in range(200)]
+    for layout in layouts:
+        subvolume = layout.targets[0] // 6
+        # K consecutive bricks of one subvolume, from a start the GFID hash chose.
+        assert len(layout.targets) == 4
+        assert all(target // 6 == subvolume for target in layout.targets)
+        assert all((b - a) % 6 == 1 for a, b in zip(layout.targets, layout.targets[1:]))
+        placements = system.data_placements(layout, np.full(4, 0.25), "write")
+        assert sorted(target for target, _ in placements) == list(range(subvolume * 6, subvolume * 6 + 6))
+        assert sum(share for _, share in placements) * system.write_redundancy == pytest.approx(6 / 4)
+        assert system.data_placements(layout, np.full(4, 0.25), "read") is None
+    # The hash spreads files over both subvolumes and every start.
+    assert {layout.targets[0] for layout in layouts} == set(range(12))
+
+
+def test_a_distributed_volume_keeps_each_file_whole_on_one_brick():
+    write, read, *_ = rates(1, volume(1, 0, 4))
+    assert write == pytest.approx(LINK_Bps, rel=0.01) and read == pytest.approx(LINK_Bps, rel=0.01)
+    system = simfs.load_system("testbed-glusterfs", volume(1, 0, 4))
+    assert system.volume_kind == "distribute over 4 bricks" and system.write_redundancy == 1.0
+
+
+def test_readers_of_one_subvolume_share_its_k_bricks_links():
+    # Eight clients on one 2+1 subvolume: every file's reads ask two of its three
+    # bricks, so the bricks' three links carry all of it, and each client's at most one.
+    _, read, _, neck = rates(8, volume(2, 1, 3))
+    assert read <= 3 * LINK_Bps * 1.001
+    assert neck.startswith("brick-nic")
+
+
+def test_synchronous_reads_from_many_bricks_through_a_shallow_port_collapse():
+    shallow = volume(6, 2, 8, **{"fabric.port_buffer_bytes": 16384})
+    workload = "ior -a POSIX -t 64k -b 64m -w -r -e"
+    result = simfs.simulate("testbed-glusterfs", workload, nodes=1, overrides=shallow)
+    collapsed = phase(result, "read")
+    _, deep, *_ = rates(1, volume(6, 2, 8, **{"fabric.port_buffer_bytes": 1 << 20}), workload)
+    assert deep == pytest.approx(LINK_Bps, rel=0.01)
+    assert collapsed["agg_bw_Bps"] < 0.6 * deep
+    assert (collapsed["bottleneck"], collapsed["bottleneck_mechanism"]) == ("client-nic", "tcp_incast")
+
+
+def test_mdtest_is_refused_until_metadata_rates_are_measured():
+    with pytest.raises(SimfsError, match="GlusterFS model has no measured metadata rates"):
+        simfs.simulate("testbed-glusterfs", "mdtest -n 100 -F -C", nodes=1)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (volume(2, 1, 4), "brick.count: 4 bricks are not a whole number of disperse 2+1 subvolumes"),
+        (volume(2, 2, 4), "glusterfs.redundancy: 2 must be less than half of 4 bricks"),
+        (volume(3, 0, 3), "glusterfs.disperse_data: 3 data bricks need a redundancy of at least 1"),
+    ],
+)
+def test_impossible_volumes_are_refused_naming_the_field(settings, message):
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        simfs.load_system("testbed-glusterfs", settings)
+
+
+def test_a_testbed_record_sets_the_volume_it_ran_on(tmp_path):
+    record = {
+        "simfs_run": 1,
+        "tool": "ior",
+        "workload": "ior -a POSIX -t 64k -b 64m -w -r -e",
+        "nodes": 1,
+        "ppn": 1,
+        "phases": [{"phase": "read", "bandwidth_Bps": 4.0e6}],
+        "testbed": {
+            "file_system": "glusterfs",
+            "servers": 8,
+            "clients": 1,
+            "volume": "disperse 6+2",
+            "link": {"port_buffer_bytes": 16384},
+        },
+    }
+    path = tmp_path / "r1.json"
+    path.write_text(json.dumps(record))
+    (measurement,) = read_file(path)
+    assert measurement.settings == {
+        "client.count": 1,
+        "brick.count": 8,
+        "glusterfs.disperse_data": 6,
+        "glusterfs.redundancy": 2,
+        "fabric.port_buffer_bytes": 16384,
+    }
+    record["testbed"]["volume"] = "replica 3"
+    path.write_text(json.dumps(record))
+    with pytest.raises(SimfsError, match="testbed.volume: expected 'disperse K\\+M' or 'distribute'"):
+        read_file(path)
