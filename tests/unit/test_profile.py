@@ -74,8 +74,10 @@ def test_builtins_build(name):
         "panasas-as9": 80,
         "roadrunner-panfs": 1000,
         "rrz-panfs": 60,
-        # The testbed's default shape: 2 chunkservers, one chunk store each.
+        # The testbeds' default shapes: 2 chunkservers, one chunk store each; a
+        # dispersed 2+1 GlusterFS volume, one brick per server.
         "testbed-moosefs": 2,
+        "testbed-glusterfs": 3,
     }
     assert system.target_count == expected[name.removesuffix("-fitted")]
 
