@@ -36,20 +36,24 @@ def test_a_lone_lost_segment_before_any_round_trip_waits_the_initial_rto():
     # Two one-segment answers into a port with no queue: the second arrives while the
     # first is on the wire and is dropped.  Its sender has no RTT sample, so no
     # tail-loss probe; it resends after TCP_TIMEOUT_INIT, 1 s (RFC 6298 section 2.1).
+    # Whether it is dropped depends on which request a stream lets arrive first: over the
+    # streams played, every drop is one RTO of 1 s and nothing else.
     outcome = play_fan_in(2, MSS_BYTES, LINK_Bps, 0, 0.2, rounds=1)
-    assert outcome.drops_per_round == 1 and outcome.rtos_per_round == 1
+    assert outcome.drops_per_round == outcome.rtos_per_round > 0
     assert outcome.tail_loss_probes_per_round == 0
-    assert outcome.round_s == pytest.approx(1.0, abs=2e-3)
+    assert outcome.round_s == pytest.approx(1.0 * outcome.rtos_per_round, abs=2e-3)
 
 
-def test_a_lost_tail_is_recovered_by_a_probe_not_a_timeout_once_rtts_are_known():
+def test_a_lost_tail_is_recovered_by_a_probe_once_rtts_are_known():
     # Later rounds of the same two senders: the dropped frame is each round's last
-    # segment, alone in flight, so Linux's probe waits 2 SRTT + RTO_min, capped at the
-    # RTO: a timeout's worth, and the model counts it as the RTO it becomes.
-    outcome = play_fan_in(2, MSS_BYTES, LINK_Bps, 0, 0.2, rounds=4)
-    assert outcome.rtos_per_round > 0
+    # segment, alone in flight, so Linux's probe waits 2 SRTT + RTO_min, clamped to the
+    # RTO: a probe, but a timeout's worth of waiting (about 200 ms a drop).
+    lone = play_fan_in(2, MSS_BYTES, LINK_Bps, 0, 0.2, rounds=4)
+    assert lone.drops_per_round > 0 and lone.rtos_per_round == 0
+    assert lone.tail_loss_probes_per_round == lone.drops_per_round
+    assert lone.round_s == pytest.approx(0.2 * lone.drops_per_round, rel=0.05)
     # With many segments out, the probe fires after 2 SRTT + 2 ms: 6 senders of 8
-    # segments through a 16 KiB queue recover mostly by probes and fast retransmits.
+    # segments through a 16 KiB queue recover mostly by fast retransmits and probes.
     many = play_fan_in(6, 8 * MSS_BYTES, LINK_Bps, 16384, 0.2, rounds=200)
     assert many.drops_per_round > 1
     assert many.tail_loss_probes_per_round > many.rtos_per_round
@@ -108,5 +112,5 @@ def test_bad_arguments_are_refused(senders, per_sender, link, buffer, rto):
 def test_rounds_played_scale_with_the_segments_of_a_round():
     short = play_fan_in(2, MSS_BYTES, LINK_Bps, 1 << 20, 0.2)
     long = play_fan_in(2, 1 << 20, LINK_Bps, 1 << 20, 0.2)
-    assert short.rounds > long.rounds >= 10
+    assert short.rounds > long.rounds >= 4 * 4  # at least 4 rounds from each of 4 streams
     assert math.isfinite(long.round_s)
