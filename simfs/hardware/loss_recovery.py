@@ -57,8 +57,9 @@ records (``simfs testbed run`` records them: ``testbed.tcp``, ``switch_port_drop
 
 Not modelled: quick-ack mode (Linux ACKs every segment for a while after a connection
 starts or loss), the client's own traffic on the port, pacing, ECN, undo of spurious
-window cuts, and loss on the way back (ACKs are small and the reverse port is empty).  InfiniBand RDMA and Fibre Channel are credit-based
-and never drop: the factor is 1 for them (``instance.py`` asks only for TCP links).
+window cuts, and loss on the way back (ACKs are small and the reverse port is empty).
+InfiniBand RDMA and Fibre Channel are credit-based and never drop: the factor is 1 for
+them (``instance.py`` asks only for TCP links).
 """
 
 from __future__ import annotations

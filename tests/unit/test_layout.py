@@ -96,3 +96,14 @@ def test_bad_stripe_count_is_named():
     allocator = TargetAllocator([0, 1], -1, np.random.default_rng(0))
     with pytest.raises(ValueError, match="stripe_count"):
         allocator.allocate(3, 1 << 20)
+
+
+def test_a_hashed_draw_is_uniform_over_the_usable_targets_only():
+    # GlusterFS's DHT: each file on a target drawn alone, never on an excluded one.
+    allocator = TargetAllocator([0, 0, 1, 1, 2, 2], -1, np.random.default_rng(5), excluded=(3,))
+    drawn = [allocator.draw(65536).targets for _ in range(3000)]
+    assert all(len(targets) == 1 for targets in drawn)
+    counts = np.bincount([targets[0] for targets in drawn], minlength=6)
+    assert counts[3] == 0
+    # Five usable targets, 600 draws each expected: within 4 standard deviations (~22).
+    assert all(abs(count - 600) < 88 for i, count in enumerate(counts) if i != 3)

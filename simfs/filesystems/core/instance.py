@@ -169,7 +169,6 @@ class FileSystemInstance:
         )
         if self.host_cpu is not None:
             network.add(self.host_cpu)
-        self._placement_rng = rng
         offset = system.io.stripe_offset if stripe_offset is None else stripe_offset
         self.allocator = TargetAllocator(
             [system.server_of_target(i) for i in range(system.target_count)], offset, rng, system.excluded_targets
@@ -195,10 +194,12 @@ class FileSystemInstance:
     def allocate(self, stripe_count: int, stripe_size_bytes: int, *, overstriping: bool = False) -> Layout:
         system = self.system
         if system.HASHED_PLACEMENT:
-            drawn = int(self._placement_rng.integers(system.target_count))
-            return system.shape_layout(Layout((drawn,), stripe_size_bytes))
-        advance = system.allocation_advance()
-        layout = self.allocator.allocate(stripe_count, stripe_size_bytes, advance=advance, overstriping=overstriping)
+            layout = self.allocator.draw(stripe_size_bytes)
+        else:
+            advance = system.allocation_advance()
+            layout = self.allocator.allocate(
+                stripe_count, stripe_size_bytes, advance=advance, overstriping=overstriping
+            )
         return system.shape_layout(layout)
 
     # -- data ---------------------------------------------------------------------------
@@ -405,8 +406,6 @@ class FileSystemInstance:
         if op != "read" or not system.mechanisms["tcp_incast"] or link.transport != "tcp":
             return 1.0
         senders = system.incast_senders([layout.targets[k] for k, share in enumerate(stripe_share) if share > 0])
-        if senders <= 1:
-            return 1.0
         return fan_in_goodput_factor(
             senders,
             float(self.request_bytes(layout)),

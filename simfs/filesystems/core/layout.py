@@ -202,11 +202,17 @@ class TargetAllocator:
         }
         self._rr_order = sorted(usable, key=lambda i: (rank_in_server[i], server_of_target[i]))
         self._usable = usable  # in index order
+        self._rng = rng
         self._next = int(rng.integers(self._target_count)) if stripe_offset == -1 else 0
 
     @property
     def target_count(self) -> int:
         return self._target_count
+
+    def draw(self, stripe_size_bytes: int) -> Layout:
+        """A one-target layout on a usable target drawn uniformly: a file placed by a hash
+        of its name (GlusterFS's DHT), independent of the files before it."""
+        return Layout((self._usable[int(self._rng.integers(self._target_count))],), stripe_size_bytes)
 
     def allocate(
         self, stripe_count: int, stripe_size_bytes: int, *, advance: int | None = None, overstriping: bool = False

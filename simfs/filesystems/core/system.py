@@ -196,8 +196,9 @@ class FileSystem:
     #: Whether a file may have more stripe objects than targets (Lustre 2.13+'s
     #: ``lfs setstripe -C``: several objects of one file on one OST).
     OVERSTRIPING: ClassVar[bool] = False
-    #: Whether each new file's first target is a uniform random draw (a hash of its name:
-    #: GlusterFS's DHT) rather than the allocator's round robin.
+    #: Whether each new file's first target is a uniform draw among the usable ones (a
+    #: hash of its name: GlusterFS's DHT; ``TargetAllocator.draw``) rather than the
+    #: allocator's round robin.
     HASHED_PLACEMENT: ClassVar[bool] = False
 
     name: str
