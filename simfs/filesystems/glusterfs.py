@@ -53,6 +53,13 @@ What differs from an object store such as Lustre, and why:
   writes per subvolume, and ``write-behind`` gathers a client's small writes; writers of
   different files share bandwidth only.  The model has no lock policy.
 
+* **On one machine, CPU time goes by request.**  On the testbed every brick and client
+  shares two cores (``[host]``, ``hardware/shared_host.py``).  A FUSE request of 128 KiB
+  costs its client a fixed time, and one request to each brick it involves costs the
+  client and that brick a time that hardly depends on the fragment's size; so a byte
+  costs a 6+2 volume more than twice what it costs a 2+1 one (:func:`host_cpu_s_per_byte`,
+  fitted by ``testbed/gluster_cpu.py``).
+
 Not modelled: self-heal, the read-modify-write of writes that do not cover whole
 ``K x 512`` stripes (write-behind makes IOR's sequential writes whole), the few per cent
 a read rounds up to whole stripes, replicated (AFR) volumes, sharding, and the metadata
@@ -62,6 +69,7 @@ rates of a real volume: no testbed run measures them yet, so mdtest is refused
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -75,7 +83,7 @@ from simfs.filesystems.core.readers import (
     shared_fields,
 )
 from simfs.filesystems.core.system import ClientIo, FileSystem
-from simfs.hardware import RaidSet, ServerSpec
+from simfs.hardware import RaidSet, ServerSpec, SharedHost
 from simfs.hardware.ssd import TMPFS_PAGES
 from simfs.systems.profile import Profile
 from simfs.units import format_bytes
@@ -87,6 +95,35 @@ if TYPE_CHECKING:
 
 #: Bytes of one fragment of a dispersed stripe (the ``ec`` translator's chunk size).
 FRAGMENT_BYTES = 512
+#: Bytes of one FUSE request: Linux's FUSE_DEFAULT_MAX_PAGES_PER_REQ, 32 pages (the
+#: profile's ``glusterfs.request_bytes``).
+FUSE_REQUEST_BYTES = 131072
+#: The ``[host]`` fields, in the order of the fits.
+HOST_COSTS = (
+    "write_request_cpu_s",
+    "read_request_cpu_s",
+    "fragment_request_cpu_s",
+    "brick_write_cpu_s",
+    "brick_read_cpu_s",
+    "wire_cpu_s_per_byte",
+)
+
+
+def host_cpu_s_per_byte(
+    costs: Mapping[str, float], op: str, data: int, redundancy: int, request_bytes: int = FUSE_REQUEST_BYTES
+) -> float:
+    """Core-seconds a shared host spends per byte a client writes or reads on a disperse
+    ``data+redundancy`` volume (``1+0``: distribute), from the ``[host]`` costs per
+    request (fitted by ``testbed/gluster_cpu.py``): a request's own cost, one per brick
+    it involves at the client and at the brick, and the kernel's per byte on the wire."""
+    if op == "write":
+        bricks = data + redundancy
+        per_request = costs["write_request_cpu_s"] + bricks * (
+            costs["fragment_request_cpu_s"] + costs["brick_write_cpu_s"]
+        )
+        return per_request / request_bytes + costs["wire_cpu_s_per_byte"] * bricks / data
+    per_request = costs["read_request_cpu_s"] + data * (costs["fragment_request_cpu_s"] + costs["brick_read_cpu_s"])
+    return per_request / request_bytes + costs["wire_cpu_s_per_byte"]
 
 
 @dataclass(frozen=True)
@@ -187,6 +224,10 @@ class GlusterFsSystem(FileSystem):
                 f"{data}+{redundancy} subvolumes"
             )
         request = profile.number("glusterfs.request_bytes", 131072, integer=True, positive=True)
+        try:
+            host = _shared_host(profile, data, redundancy, request)
+        except ValueError as exc:
+            raise ProfileError(f"{profile.origin}: {exc}") from None
         in_flight = profile.number("glusterfs.requests_in_flight", integer=True, positive=True)
         io = ClientIo(
             stripe_count=1,  # the subvolume the hash draws; shape_layout widens it
@@ -199,15 +240,22 @@ class GlusterFsSystem(FileSystem):
             metadata_latency_s=profile.number("glusterfs.metadata_latency_s", positive=True),
             max_read_ahead_bytes=request * in_flight,
         )
+        metadata = metadata_spec(profile, "dht")
+        if host is not None and metadata.cores != host.cores:
+            raise ProfileError(
+                f"{profile.origin}: dht.cores: {metadata.cores} on a shared host of {host.cores} cores "
+                "([host]): the bricks' cores are the host's"
+            )
         system = cls(
             **shared_fields(profile),
             client=client,
-            metadata=metadata_spec(profile, "dht"),
+            metadata=metadata,
             server=server,
             server_count=bricks,
             **one_store_per_server(RaidSet(level="raid0", disk_count=1, drive=TMPFS_PAGES)),
             io=io,
             write_redundancy=(data + redundancy) / data,
+            shared_host=host,
             disperse_data=data,
             redundancy=redundancy,
             store_kind=store_kind,
@@ -239,6 +287,27 @@ class GlusterFsSystem(FileSystem):
             f"  bricks: {self.server_count} x ({self.server.network.name} "
             f"{self.server.network.bandwidth_Bps / 1e6:.4g} MB/s, store on {self.store_kind})",
             f"  switch port buffer {format_bytes(self.port_buffer_bytes)}, minimum RTO {self.rto_min_s * 1e3:.3g} ms",
-            self.mechanisms_line(),
         ]
+        if self.shared_host is not None:
+            host = self.shared_host
+            lines.append(
+                f"  shared host: {host.cores} cores for every brick and client; CPU per byte on this volume "
+                f"{host.write_cpu_s_per_byte * 1e9:.3g} ns written, {host.read_cpu_s_per_byte * 1e9:.3g} ns read "
+                f"(per-request costs, [host]) = at most {host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
+                f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
+            )
+        lines.append(self.mechanisms_line())
         return "\n".join(lines)
+
+
+def _shared_host(profile: Profile, data: int, redundancy: int, request_bytes: int) -> SharedHost | None:
+    """``[host]``: the testbed machine's cores and what a request costs them
+    (:func:`host_cpu_s_per_byte`), as the cost of a byte on this volume's shape."""
+    if not profile.has("host"):
+        return None
+    costs = {name: profile.number(f"host.{name}", minimum=0) for name in HOST_COSTS}
+    return SharedHost(
+        cores=profile.number("host.cores", integer=True, positive=True),
+        write_cpu_s_per_byte=host_cpu_s_per_byte(costs, "write", data, redundancy, request_bytes),
+        read_cpu_s_per_byte=host_cpu_s_per_byte(costs, "read", data, redundancy, request_bytes),
+    )

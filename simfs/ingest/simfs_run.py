@@ -111,14 +111,14 @@ def _testbed_settings(testbed: object, origin: str) -> dict[str, int]:
         if testbed.get(key) is not None:
             settings[field_name] = _positive_int(testbed[key], origin, f"testbed.{key}")
     if file_system == "glusterfs":
-        settings.update(_gluster_volume(testbed.get("volume"), origin))
+        settings.update(gluster_volume(testbed.get("volume"), origin))
     buffer = testbed.get("link", {}).get("port_buffer_bytes") if isinstance(testbed.get("link"), dict) else None
     if isinstance(buffer, int) and not isinstance(buffer, bool) and buffer > 0:
         settings["fabric.port_buffer_bytes"] = buffer
     return settings
 
 
-def _gluster_volume(volume: object, origin: str) -> dict[str, int]:
+def gluster_volume(volume: object, origin: str) -> dict[str, int]:
     """``testbed.volume`` ("disperse K+M" or "distribute") as the profile's fields."""
     if volume == "distribute":
         return {"glusterfs.disperse_data": 1, "glusterfs.redundancy": 0}

@@ -4,6 +4,7 @@ testbed's run records read as settings."""
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,12 +15,19 @@ from simfs.engine import FluidNetwork
 from simfs.errors import ProfileError, SimfsError
 from simfs.filesystems import GlusterFsSystem
 from simfs.filesystems.core import FileSystemInstance
+from simfs.filesystems.glusterfs import HOST_COSTS, host_cpu_s_per_byte
 from simfs.ingest import read_file
+from simfs.systems import load_profile
+from simfs.testbed.gluster_cpu import GlusterCpuFit, main, run_rows
+from simfs.testbed.host_cpu import read_records
 from tests.unit.phases import phase
 
 #: 100 Mbit/s of 1514-byte frames carrying 1448 B of TCP payload each.
 LINK_Bps = 12.5e6 * 1448 / 1514
 IOR = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
+ROOT = Path(__file__).resolve().parents[2]
+CALIBRATION_RUNS = ROOT / "calibration" / "testbed" / "gluster-runs"
+NO_HOST = {"mechanisms.shared_host_cpu": False}
 
 
 def volume(data: int, redundancy: int, bricks: int, **more: object) -> dict[str, object]:
@@ -147,3 +155,104 @@ def test_a_testbed_record_sets_the_volume_it_ran_on(tmp_path):
     path.write_text(json.dumps(record))
     with pytest.raises(SimfsError, match="testbed.volume: expected 'disperse K\\+M' or 'distribute'"):
         read_file(path)
+
+
+def test_the_profile_host_costs_are_the_fit_of_the_committed_calibration_runs():
+    records = read_records([CALIBRATION_RUNS])
+    fit = GlusterCpuFit().fit(records)
+    host = load_profile("testbed-glusterfs").data["host"]
+    for name in HOST_COSTS:
+        assert host[name] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3, abs=1e-12), name
+    # One client on 2+1, 3+2 and 4+1 volumes: link-bound, three numbers of bricks per
+    # write and per read.
+    shapes = set()
+    for origin, record in records:
+        testbed = record["testbed"]
+        assert testbed["file_system"] == "glusterfs" and testbed["clients"] == 1, origin
+        assert testbed["cpu_utilisation"] < 0.5, origin
+        shapes.add(testbed["volume"])
+    assert shapes == {"disperse 2+1", "disperse 3+2", "disperse 4+1"}
+
+
+def run_record(volume: str, written: float, read: float, clients: float, bricks: float, busy: float) -> dict:
+    phases = [{"op": "write", "bytes": written}] + ([{"op": "read", "bytes": read}] if read else [])
+    return {
+        "status": "ok",
+        "phases": phases,
+        "testbed": {
+            "file_system": "glusterfs",
+            "volume": volume,
+            "cpu_busy_s": busy,
+            "cpu_by_process_s": {"gs1": 0.01, "gs1.brick": bricks / 2, "gs2.brick": bricks / 2, "c1": clients},
+        },
+    }
+
+
+def test_the_fit_recovers_known_request_costs():
+    costs = dict(zip(HOST_COSTS, (1e-4, 2e-3, 1.5e-4, 9e-4, 2e-4, 4e-9)))
+    fixed, request = 0.3, 131072
+    records = []
+    for volume, data, redundancy in (("disperse 2+1", 2, 1), ("disperse 3+2", 3, 2), ("disperse 4+1", 4, 1)):
+        for written, read in ((64 << 20, 0), (64 << 20, 64 << 20), (128 << 20, 128 << 20)):
+            writes, reads = written / request, read / request
+            clients = (
+                writes * costs["write_request_cpu_s"]
+                + reads * costs["read_request_cpu_s"]
+                + (writes * (data + redundancy) + reads * data) * costs["fragment_request_cpu_s"]
+            )
+            bricks = (
+                writes * (data + redundancy) * costs["brick_write_cpu_s"] + reads * data * costs["brick_read_cpu_s"]
+            )
+            wire = written * (data + redundancy) / data + read
+            busy = clients + bricks + fixed + wire * costs["wire_cpu_s_per_byte"]
+            records.append((f"{volume}-{written}-{read}", run_record(volume, written, read, clients, bricks, busy)))
+    fit = GlusterCpuFit().fit(records)
+    assert fit.costs == pytest.approx(costs, rel=1e-6)
+    assert fit.fixed_cpu_s_ == pytest.approx(fixed)
+    assert max(map(abs, fit.residuals_)) < 1e-9
+    # A byte's cost on a volume: its request's share, and its bytes on the wire.
+    write = (1e-4 + 8 * (1.5e-4 + 9e-4)) / request + 4e-9 * 8 / 6
+    assert host_cpu_s_per_byte(costs, "write", 6, 2) == pytest.approx(write)
+    assert host_cpu_s_per_byte(costs, "read", 6, 2) == pytest.approx((2e-3 + 6 * (1.5e-4 + 2e-4)) / request + 4e-9)
+
+
+def test_the_fit_refuses_what_cannot_identify_it(tmp_path, capsys):
+    one = run_record("disperse 2+1", 64 << 20, 64 << 20, 1.5, 2.0, 4.0)
+    with pytest.raises(SimfsError, match="do not identify"):
+        GlusterCpuFit().fit([(f"r{index}.json", one) for index in range(8)])
+    moosefs = json.loads(json.dumps(one))
+    moosefs["testbed"]["file_system"] = "moosefs"
+    with pytest.raises(SimfsError, match="m.json: testbed.file_system 'moosefs': not a GlusterFS run"):
+        run_rows(moosefs, "m.json")
+    older = json.loads(json.dumps(one))
+    older["testbed"].pop("cpu_by_process_s")
+    with pytest.raises(SimfsError, match="o.json: testbed.cpu_by_process_s not recorded"):
+        run_rows(older, "o.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("[")
+    assert main([str(bad)]) == 2
+    assert capsys.readouterr().err.startswith(f"simfs: {bad}:1: not a run record")
+
+
+def test_eight_clients_on_one_machine_are_cpu_bound_and_say_so():
+    # 8 clients on a 6+2 volume: 8 links carry 6 x 11.96 MB/s written, the two cores less.
+    system = simfs.load_system("testbed-glusterfs", volume(6, 2, 8))
+    host = system.shared_host
+    costs = load_profile("testbed-glusterfs").data["host"]
+    write_ceiling = host.ceiling_Bps("write")
+    assert write_ceiling == pytest.approx(2 / host_cpu_s_per_byte(costs, "write", 6, 2))
+    assert write_ceiling < 6 * LINK_Bps
+    write, read, write_neck, read_neck = rates(8, volume(6, 2, 8))
+    assert write == pytest.approx(write_ceiling, rel=0.01)
+    assert write_neck == "host-cpu"
+    assert read == pytest.approx(min(host.ceiling_Bps("read"), 6 * LINK_Bps), rel=0.01)
+    # Without the shared host the links bind: 8 clients send 8/6 of what they write, and
+    # the 8 bricks take a sixth of every byte each (both at 6 links' worth).
+    write, _, write_neck, _ = rates(8, volume(6, 2, 8, **NO_HOST))
+    assert write == pytest.approx(6 * LINK_Bps, rel=0.01)
+    assert write_neck.endswith("nic")
+
+
+def test_one_client_is_link_bound_on_the_shared_host():
+    write, read, write_neck, read_neck = rates(1, volume(6, 2, 8))
+    assert write_neck == read_neck == "client-nic"

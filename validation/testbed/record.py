@@ -40,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CALIBRATION = ROOT / "calibration" / "testbed" / "runs"
 METADATA_CALIBRATION = ROOT / "calibration" / "testbed" / "metadata-runs"
+GLUSTER_CALIBRATION = ROOT / "calibration" / "testbed" / "gluster-runs"
 #: File per process, 1 MiB transfers, reads by another client than wrote (-C), fsync in
 #: the write phase (-e): what the link and the chunkservers sustain, not a cache.
 SCALING = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
@@ -179,6 +180,28 @@ SERIES: list[Series] = [
         METADATA_CALIBRATION,
         warm_up=(1, METADATA.format(items=1000)),
     ),
+    # GlusterFS calibration: one client on 2+1, 3+2 and 4+1 volumes (a write request goes
+    # to K+M bricks, a read to K), link-bound, write-only and write-read runs of two
+    # sizes, for the fit of the CPU time per FUSE request and per brick request
+    # (simfs/testbed/host_cpu.py).  The first run after up costs more; it is dropped.
+    *(
+        Series(
+            f"gluster-calibration-d{data}p{redundancy}",
+            data + redundancy,
+            1,
+            None,
+            {
+                f"d{data}p{redundancy}-w64": (1, "ior -a POSIX -F -t 1m -b 64m -w -e"),
+                f"d{data}p{redundancy}-wr64": (1, SCALING),
+                f"d{data}p{redundancy}-wr128": (1, "ior -a POSIX -F -t 1m -b 128m -w -r -C -e"),
+            },
+            GLUSTER_CALIBRATION,
+            warm_up=(1, "ior -a POSIX -F -t 1m -b 16m -w -r -e"),
+            file_system="glusterfs",
+            disperse=f"{data}+{redundancy}",
+        )
+        for data, redundancy in ((2, 1), (3, 2), (4, 1))
+    ),
     # GlusterFS: a dispersed volume of 2+1 bricks read and written by 1-3 clients; the
     # fan-in series are GLUSTER_FANIN's.
     Series(
@@ -190,6 +213,31 @@ SERIES: list[Series] = [
         HERE / "runs" / "gluster-d2p1",
         file_system="glusterfs",
         disperse="2+1",
+    ),
+    # Scaling of dispersed volumes: 1, 2, 4, 8 clients on 6+2 bricks (8 servers), and 4
+    # clients on 2+1, 3+1, 4+2 (3, 4, 6 servers; 6+2 is the series before).
+    Series(
+        "gluster-d6p2-clients",
+        8,
+        8,
+        None,
+        {f"c{count}": (count, SCALING) for count in (1, 2, 4, 8)},
+        HERE / "runs" / "gluster-d6p2-clients",
+        file_system="glusterfs",
+        disperse="6+2",
+    ),
+    *(
+        Series(
+            f"gluster-servers-d{data}p{redundancy}",
+            data + redundancy,
+            4,
+            None,
+            {"c4": (4, SCALING)},
+            HERE / "runs" / "gluster-servers" / f"d{data}p{redundancy}",
+            file_system="glusterfs",
+            disperse=f"{data}+{redundancy}",
+        )
+        for data, redundancy in ((2, 1), (3, 1), (4, 2))
     ),
     *(
         Series(

@@ -276,8 +276,10 @@ class FileSystemInstance:
             if op == "write" and self.system.stored_copies > 1:
                 path += self._chain_path(layout, stripe_share, target_weight, target_mechanism, disk)
             if self.host_cpu is not None:
+                # The host's costs are per byte the client writes or fetches (what a
+                # write adds on the wire, chained copies or fragments, is in the cost).
                 cost = self.system.shared_host.cpu_s_per_byte(op, self.system.stored_copies)
-                path.append((self.host_cpu, sent * cost))
+                path.append((self.host_cpu, cost * (1.0 if op == "write" else fetch_fraction)))
         # Bytes served from the page cache (fetch_fraction 0) load nothing beyond the core.
         return [entry for entry in path if entry[1] > 0]
 
