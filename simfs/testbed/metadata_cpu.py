@@ -30,9 +30,10 @@ their sum matters to a created file's rate).  The round trip is measured, not fi
 the kernel's smallest TCP round trip on the client's connection to the master (``ss
 -tin`` in a client's namespace, ``minrtt``).
 
-Output: the profile's ``[master]`` lines (``cores``, ``request_parallelism`` and each
-operation's rate ``cores / cpu``: what the machine sustains of it when nothing else
-runs) and ``moosefs.metadata_latency_s``
+Output: the profile's ``[master]`` lines (``[dht]`` for GlusterFS runs: ``cores``,
+``request_parallelism`` and each operation's rate ``cores / cpu``: what the machine
+sustains of it when nothing else runs) and ``moosefs.metadata_latency_s``
+(``glusterfs.metadata_latency_s``)
 (``python -m simfs.testbed.metadata_cpu calibration/testbed/metadata-runs/
 --round-trip-s 1.2e-5``).
 """
@@ -86,7 +87,13 @@ class MetadataCpuFit:
     def fit(self, records: Iterable[tuple[str, dict]]) -> MetadataCpuFit:
         import numpy as np
 
+        records = list(records)
         runs = [(origin, *_phase_rows(record, origin)) for origin, record in records]
+        file_systems = {record["testbed"].get("file_system", "moosefs") for _, record in records}
+        if len(file_systems) > 1:
+            raise SimfsError(
+                f"metadata CPU fit: the runs are of several file systems ({', '.join(sorted(file_systems))})"
+            )
         sizes = {phase: {phases[phase][0] for _, phases, _, _ in runs} for phase in REQUESTS_PER_ITEM}
         if len(runs) < 2 or min(len(counts) for counts in sizes.values()) < 2:
             raise SimfsError(
@@ -97,6 +104,7 @@ class MetadataCpuFit:
         if len(cores) != 1 or not next(iter(cores)) >= 1:
             raise SimfsError(f"metadata CPU fit: the runs' machines differ in cores ({sorted(cores)})")
         self.cores_ = next(iter(cores))
+        self.file_system_ = next(iter(file_systems), "moosefs")
         # Wall time per item: the slope of a phase's time over its items across the runs,
         # so that what a phase costs once (the create phase makes mdtest's tree first:
         # 73 ms on the committed runs) is not spread over its items, as the busy time's
@@ -150,12 +158,13 @@ class MetadataCpuFit:
         return self.cores_ / self.cpu_s_per_request_[op]
 
     def table(self) -> str:
-        """The profile's ``[master]`` lines and ``moosefs.metadata_latency_s``."""
+        """The profile's metadata lines (``[master]`` for MooseFS, ``[dht]`` for
+        GlusterFS) and its ``metadata_latency_s``."""
         lines = [
             f"cores = {self.cores_}",
             f"request_parallelism = {self.request_parallelism_:.3f}",
             *(f"{op}_per_s = {self.rate_per_s(op):.1f}" for op in ("create", "close", "stat", "remove")),
-            f"# [moosefs] metadata_latency_s = {self.round_trip_s:.3g}",
+            f"# [{self.file_system_}] metadata_latency_s = {self.round_trip_s:.3g}",
         ]
         return "\n".join(lines)
 

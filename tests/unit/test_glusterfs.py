@@ -107,11 +107,6 @@ def test_synchronous_reads_from_many_bricks_through_a_shallow_port_collapse():
     assert (collapsed["bottleneck"], collapsed["bottleneck_mechanism"]) == ("client-nic", "tcp_incast")
 
 
-def test_mdtest_is_refused_until_metadata_rates_are_measured():
-    with pytest.raises(SimfsError, match="GlusterFS model has no measured metadata rates"):
-        simfs.simulate("testbed-glusterfs", "mdtest -n 100 -F -C", nodes=1)
-
-
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
@@ -256,3 +251,57 @@ def test_eight_clients_on_one_machine_are_cpu_bound_and_say_so():
 def test_one_client_is_link_bound_on_the_shared_host():
     write, read, write_neck, read_neck = rates(1, volume(6, 2, 8))
     assert write_neck == read_neck == "client-nic"
+
+
+METADATA_RUNS = ROOT / "calibration" / "testbed" / "gluster-metadata-runs"
+MDTEST = "mdtest -n 500 -F -C -T -r"
+
+
+def test_the_profile_dht_is_the_metadata_fit_of_the_committed_runs():
+    from simfs.testbed.metadata_cpu import MetadataCpuFit
+
+    profile = load_profile("testbed-glusterfs").data
+    fit = MetadataCpuFit(profile["glusterfs"]["metadata_latency_s"]).fit(read_records([METADATA_RUNS]))
+    assert fit.file_system_ == "glusterfs" and "# [glusterfs] metadata_latency_s" in fit.table()
+    dht = profile["dht"]
+    assert dht["cores"] == fit.cores_ == 2
+    assert dht["request_parallelism"] == pytest.approx(fit.request_parallelism_, rel=1e-3)
+    for op in ("create", "close", "stat", "remove"):
+        assert dht[f"{op}_per_s"] == pytest.approx(fit.rate_per_s(op), rel=1e-4), op
+
+
+def mdtest_rates(processes: int, **settings: object) -> dict[str, tuple[float, str]]:
+    result = simfs.simulate("testbed-glusterfs", MDTEST, nodes=processes, overrides={"client.count": 8, **settings})
+    return {
+        op: (phase(result, f"file {op}")["ops_per_s"], phase(result, f"file {op}")["bottleneck"])
+        for op in ("create", "stat", "remove")
+    }
+
+
+def test_creates_in_one_directory_take_turns_at_one_lone_create_s_pace():
+    system = simfs.load_system("testbed-glusterfs")
+    md, round_trip = system.metadata, system.io.metadata_latency_s
+    # One process: each create's round trip and its work (a create and a close).
+    lone = round_trip + md.demand_s("create") / md.request_parallelism
+    close = round_trip + md.demand_s("close") / md.request_parallelism
+    one = mdtest_rates(1)
+    assert one["create"][0] == pytest.approx(1 / (lone + close), rel=0.02)
+    # More processes: the directory's lock is held for each whole create, so creates go
+    # one at a time, whatever their number.  The hand timeline of one turn: the create
+    # holding the lock shares the two cores with the close of the process before it (one
+    # core each) until that close is done, then has the cores alone (request_parallelism).
+    create, close = md.demand_s("create"), md.demand_s("close")
+    shared = min(md.request_parallelism, md.cores / 2)
+    overlap = close / shared
+    turn = round_trip + overlap + (create - overlap * shared) / md.request_parallelism
+    assert turn > lone
+    for processes in (2, 4, 8):
+        rates = mdtest_rates(processes)
+        assert rates["create"][0] == pytest.approx(1 / turn, rel=0.02), processes
+        assert rates["stat"][1] == "host-cpu"
+        assert rates["stat"][0] == pytest.approx(md.cores / md.demand_s("stat"), rel=0.02)
+    assert mdtest_rates(8)["create"][1] == "dht-dir"
+    # Without the lock the creates use the cores: CPU-bound, faster.
+    free = mdtest_rates(8, **{"mechanisms.mds_directory_lock": False})
+    assert free["create"][1] == "host-cpu"
+    assert free["create"][0] == pytest.approx(md.cores / (md.demand_s("create") + md.demand_s("close")), rel=0.02)

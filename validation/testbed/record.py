@@ -41,6 +41,7 @@ ROOT = HERE.parent.parent
 CALIBRATION = ROOT / "calibration" / "testbed" / "runs"
 METADATA_CALIBRATION = ROOT / "calibration" / "testbed" / "metadata-runs"
 GLUSTER_CALIBRATION = ROOT / "calibration" / "testbed" / "gluster-runs"
+GLUSTER_METADATA_CALIBRATION = ROOT / "calibration" / "testbed" / "gluster-metadata-runs"
 #: File per process, 1 MiB transfers, reads by another client than wrote (-C), fsync in
 #: the write phase (-e): what the link and the chunkservers sustain, not a cache.
 SCALING = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
@@ -252,6 +253,35 @@ SERIES: list[Series] = [
             disperse=f"{data}+{redundancy}",
         )
         for data, redundancy, buffer, transfers in GLUSTER_FANIN
+    ),
+    # GlusterFS metadata, on one testbed shape (a disperse 2+1 volume, 8 clients): one
+    # process, four sizes twice (one run's rate varies by 10-40%), for the fit of the CPU
+    # time per request; then 2-8 processes.
+    Series(
+        "gluster-metadata-calibration",
+        3,
+        8,
+        None,
+        {
+            f"m1-n{items}-r{repeat}": (1, METADATA.format(items=items))
+            for repeat in (1, 2)
+            for items in (1000, 2000, 4000, 8000)
+        },
+        GLUSTER_METADATA_CALIBRATION,
+        warm_up=(1, METADATA.format(items=1000)),
+        file_system="glusterfs",
+        disperse="2+1",
+    ),
+    Series(
+        "gluster-metadata-d2p1",
+        3,
+        8,
+        None,
+        {f"p{count}": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
+        HERE / "runs" / "gluster-metadata-d2p1",
+        warm_up=(1, METADATA.format(items=1000)),
+        file_system="glusterfs",
+        disperse="2+1",
     ),
     Series(
         "metadata-s2",

@@ -12,7 +12,8 @@ serialise).  A request's journey::
                  [a lock callback to another client that caches the file's locks]
                  [the directory's lock, for an entry insert or delete in a directory
                   that others update too, under an "exclusive" directory lock; held
-                  1 / dir_update_per_s, plus the callbacks it sends]
+                  1 / dir_update_per_s, plus the callbacks it sends; under an
+                  "operation" lock held until the request's reply leaves]
                  the cores, shared by the requests present (processor sharing),
                  for the operation's work: cores / rate seconds (a lone request
                  uses up to request_parallelism cores at once)
@@ -94,7 +95,10 @@ class MetadataService:
         self._env = env
         self._spec = spec
         self._name = name
-        self._exclusive = spec.directory_lock == "exclusive" and system.mechanisms["mds_directory_lock"]
+        locking = system.mechanisms["mds_directory_lock"]
+        self._exclusive = spec.directory_lock == "exclusive" and locking
+        self._whole_operation = spec.directory_lock == "operation" and locking
+        self._operation_locks: dict[Hashable, simpy.Resource] = {}
         # Many handler threads time-sliced on the cores: the cores are shared.
         # On one shared machine (a testbed) the service's cores are that machine's: a
         # phase they bind is CPU-bound, named as the data flows name it.
@@ -210,10 +214,18 @@ class MetadataService:
                 granted_done = lock.reserve(hold)
                 yield env.timeout(granted_done - env.now)
                 spent[f"{self._name}-dir" if not revoked else "lock-callbacks"] += env.now - before
+        held = None
+        if self._whole_operation and shared_directory and op in DIRECTORY_UPDATES and directory is not None:
+            held = self._operation_locks.setdefault(directory, simpy.Resource(env, capacity=1)).request()
+            before = env.now
+            yield held
+            spent[f"{self._name}-dir"] += env.now - before
         at_core = env.now
         finished = yield self.cores.serve(
             self._demand[base] * self._jitter(), then_s=one_way, on_finish=self.threads.release_at
         )
+        if held is not None:
+            held.resource.release(held)
         spent[self._cores_kind] += finished - at_core
         spent["metadata-latency"] += 2 * one_way
         self._release_slot(node, slot)

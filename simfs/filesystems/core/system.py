@@ -89,7 +89,7 @@ class ClientIo:
 
 
 #: How updates of one directory are serialised on the metadata server.
-DIRECTORY_LOCKS = ("exclusive", "parallel")
+DIRECTORY_LOCKS = ("exclusive", "parallel", "operation")
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,12 @@ class MetadataSpec:
     directory_lock:
         ``"exclusive"``: one update at a time per directory (ldiskfs before Lustre 2.2's
         parallel directory operations, "pdirops"; LU-50); ``"parallel"``: updates of
-        one directory proceed in parallel (pdirops).  A unique directory per process
-        (mdtest ``-u``) never contends either way.
+        one directory proceed in parallel (pdirops); ``"operation"``: an update holds
+        the directory's lock for its whole service, from its grant to its reply
+        (GlusterFS's ``ec`` translator locks the parent directory's inode on every brick
+        of the subvolume around a create or unlink), so updates of one directory from
+        any number of processes go at one lone update's pace.  A unique directory per
+        process (mdtest ``-u``) never contends in any mode.
     callback_s:
         server CPU time per lock callback it sends (a blocking AST and the cancel it
         waits for).
