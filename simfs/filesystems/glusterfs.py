@@ -51,8 +51,7 @@ What differs from an object store such as Lustre, and why:
   d6p2/``).  How the port's overflow is recovered from is ``hardware/loss_recovery.py``.
 * **No locks between writers.**  The ``ec`` translator's eager lock orders one file's
   writes per subvolume, and ``write-behind`` gathers a client's small writes; writers of
-  different files share bandwidth only.  The model has no lock policy.
-
+  different files share bandwidth only.  The model has no lock policy for data.
 * **Entry operations lock their directory.**  A create or unlink on a dispersed
   subvolume takes an inode lock on the parent directory on every brick of it first (the
   ``ec`` translator's ``ec_lock_prepare_parent_inode``) and gives it up after the
@@ -61,21 +60,21 @@ What differs from an object store such as Lustre, and why:
   processes (``[dht] directory_lock = "operation"``, ``core/metadata.py``).  Stats take
   no lock and scale until the cores bind.  When another client holds the lock (``ec``
   keeps it after an operation, ``disperse.eager-lock``), it is first told to give it up:
-  removes from several clients ran at 355-395 a second where one process did 625; that
-  hand-over is not modelled.
+  removes from several clients ran at 355-396 a second where the one-process fit gives
+  625; that hand-over is not modelled.
 * **On one machine, CPU time goes by request.**  On the testbed every brick and client
   shares two cores (``[host]``, ``hardware/shared_host.py``).  A FUSE request of 128 KiB
   costs its client a fixed time, and one request to each brick it involves costs the
   client and that brick a time that hardly depends on the fragment's size; so a byte
-  costs a 6+2 volume more than twice what it costs a 2+1 one (:func:`host_cpu_s_per_byte`,
-  fitted by ``testbed/gluster_cpu.py``).
+  written costs a 6+2 volume more than twice what it costs a 2+1 one, a byte read 1.4
+  times (:func:`host_cpu_s_per_byte`, fitted by ``testbed/gluster_cpu.py``).
 
 Not modelled: self-heal, the read-modify-write of writes that do not cover whole
 ``K x 512`` stripes (write-behind makes IOR's sequential writes whole), the few per cent
 a read rounds up to whole stripes, replicated (AFR) volumes, sharding, and what a
 metadata request costs on a volume of another shape (the ``[dht]`` rates are measured on
-one: a 2+1 volume on the testbed), and the lock's hand-over between clients (see the
-next paragraph).
+one: a 2+1 volume on the testbed), and the directory lock's hand-over between clients
+(above).
 """
 
 from __future__ import annotations
@@ -87,6 +86,7 @@ from typing import TYPE_CHECKING, ClassVar
 from simfs.errors import ProfileError
 from simfs.filesystems.core.layout import Layout
 from simfs.filesystems.core.readers import (
+    check_shared_cores,
     client_spec,
     link_reader,
     metadata_spec,
@@ -226,7 +226,7 @@ class GlusterFsSystem(FileSystem):
                 f"{profile.origin}: brick.count: {bricks} bricks are not a whole number of disperse "
                 f"{data}+{redundancy} subvolumes"
             )
-        request = profile.number("glusterfs.request_bytes", 131072, integer=True, positive=True)
+        request = profile.number("glusterfs.request_bytes", FUSE_REQUEST_BYTES, integer=True, positive=True)
         try:
             host = _shared_host(profile, data, redundancy, request)
         except ValueError as exc:
@@ -244,11 +244,7 @@ class GlusterFsSystem(FileSystem):
             max_read_ahead_bytes=request * in_flight,
         )
         metadata = metadata_spec(profile, "dht")
-        if host is not None and metadata.cores != host.cores:
-            raise ProfileError(
-                f"{profile.origin}: dht.cores: {metadata.cores} on a shared host of {host.cores} cores "
-                "([host]): the bricks' cores are the host's"
-            )
+        check_shared_cores(profile, metadata, host, "dht")
         system = cls(
             **shared_fields(profile),
             client=client,
@@ -309,6 +305,10 @@ def _shared_host(profile: Profile, data: int, redundancy: int, request_bytes: in
     if not profile.has("host"):
         return None
     costs = {name: profile.number(f"host.{name}", minimum=0) for name in HOST_COSTS}
+    for op, what in (("write", "written"), ("read", "read")):
+        if not host_cpu_s_per_byte(costs, op, data, redundancy, request_bytes) > 0:
+            fields = [f"host.{name}" for name in HOST_COSTS if op in name or "fragment" in name or "wire" in name]
+            raise ValueError(f"{', '.join(fields)}: all 0, so a byte {what} costs the host no CPU time")
     return SharedHost(
         cores=profile.number("host.cores", integer=True, positive=True),
         write_cpu_s_per_byte=host_cpu_s_per_byte(costs, "write", data, redundancy, request_bytes),

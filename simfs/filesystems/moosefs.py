@@ -57,6 +57,7 @@ from typing import ClassVar
 from simfs.errors import ProfileError
 from simfs.filesystems.core.layout import Layout
 from simfs.filesystems.core.readers import (
+    check_shared_cores,
     client_spec,
     link_reader,
     metadata_spec,
@@ -157,12 +158,7 @@ class MooseFsSystem(FileSystem):
             max_read_ahead_bytes=profile.number("moosefs.read_ahead_bytes", integer=True, positive=True),
         )
         metadata = metadata_spec(profile, "master")
-        if host is not None and metadata.cores != host.cores:
-            # The master's requests run on the machine every daemon shares.
-            raise ProfileError(
-                f"{profile.origin}: master.cores: {metadata.cores} on a shared host of {host.cores} cores "
-                "([host]): the master's cores are the host's"
-            )
+        check_shared_cores(profile, metadata, host, "master")
         system = cls(
             **shared_fields(profile),
             client=client,

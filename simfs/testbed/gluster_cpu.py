@@ -6,7 +6,7 @@ one machine, and GlusterFS's CPU time goes by request more than by byte: a clien
 a disperse ``K+M`` volume, ``K`` for a read), and a brick's time per request hardly
 depends on the fragment it carries.  The one-client calibration runs show it: per byte
 of fragment a brick spent 11-12 ns on a 2+1 volume (64 KiB fragments) and 16-18 ns on
-3+2 and 4+1 ones (32-44 KiB), per request 0.5-0.8 ms in all
+3+2 and 4+1 ones (43 and 32 KiB), per request 0.5-0.8 ms in all
 (``calibration/testbed/gluster-runs/``).  So a per-byte cost fitted on one volume shape
 does not carry to another; per-request costs do.
 

@@ -241,6 +241,7 @@ def test_eight_clients_on_one_machine_are_cpu_bound_and_say_so():
     assert write == pytest.approx(write_ceiling, rel=0.01)
     assert write_neck == "host-cpu"
     assert read == pytest.approx(min(host.ceiling_Bps("read"), 6 * LINK_Bps), rel=0.01)
+    assert read_neck == ("host-cpu" if host.ceiling_Bps("read") < 6 * LINK_Bps else "client-nic")
     # Without the shared host the links bind: 8 clients send 8/6 of what they write, and
     # the 8 bricks take a sixth of every byte each (both at 6 links' worth).
     write, _, write_neck, _ = rates(8, volume(6, 2, 8, **NO_HOST))
@@ -278,7 +279,7 @@ def mdtest_rates(processes: int, **settings: object) -> dict[str, tuple[float, s
     }
 
 
-def test_creates_in_one_directory_take_turns_at_one_lone_create_s_pace():
+def test_creates_in_one_directory_take_turns_no_faster_than_one_lone_create():
     system = simfs.load_system("testbed-glusterfs")
     md, round_trip = system.metadata, system.io.metadata_latency_s
     # One process: each create's round trip and its work (a create and a close).
@@ -305,3 +306,43 @@ def test_creates_in_one_directory_take_turns_at_one_lone_create_s_pace():
     free = mdtest_rates(8, **{"mechanisms.mds_directory_lock": False})
     assert free["create"][1] == "host-cpu"
     assert free["create"][0] == pytest.approx(md.cores / (md.demand_s("create") + md.demand_s("close")), rel=0.02)
+
+
+def test_updates_in_a_directory_of_their_own_or_stats_never_wait_for_the_lock():
+    # mdtest -u: a directory per process, so creates and removes use the cores as stats do.
+    system = simfs.load_system("testbed-glusterfs")
+    md = system.metadata
+    result = simfs.simulate("testbed-glusterfs", MDTEST + " -u", nodes=8, overrides={"client.count": 8})
+    create, remove = phase(result, "file create"), phase(result, "file remove")
+    assert create["bottleneck"] == remove["bottleneck"] == "host-cpu"
+    assert create["ops_per_s"] == pytest.approx(md.cores / (md.demand_s("create") + md.demand_s("close")), rel=0.02)
+    assert remove["ops_per_s"] == pytest.approx(md.cores / md.demand_s("remove"), rel=0.02)
+    # In one shared directory the removes take turns too: a turn is a remove's work on the
+    # cores and its reply's way back (the next one waits at the bricks, its way there done).
+    shared = mdtest_rates(8)["remove"]
+    turn = md.demand_s("remove") / md.request_parallelism + system.io.metadata_latency_s / 2
+    assert shared[1] == "dht-dir" and shared[0] == pytest.approx(1 / turn, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"dht.cores": 3}, "dht.cores: 3 on a shared host of 2 cores"),
+        (
+            {
+                f"host.{name}": 0.0
+                for name in (
+                    "write_request_cpu_s",
+                    "fragment_request_cpu_s",
+                    "brick_write_cpu_s",
+                    "wire_cpu_s_per_byte",
+                )
+            },
+            "host.write_request_cpu_s, host.fragment_request_cpu_s, host.brick_write_cpu_s, host.wire_cpu_s_per_byte: all 0",
+        ),
+        ({"host.brick_read_cpu_s": -1e-4}, "host.brick_read_cpu_s"),
+    ],
+)
+def test_bad_host_and_dht_fields_are_named(settings, message):
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        simfs.load_system("testbed-glusterfs", settings)

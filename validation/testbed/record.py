@@ -184,7 +184,7 @@ SERIES: list[Series] = [
     # GlusterFS calibration: one client on 2+1, 3+2 and 4+1 volumes (a write request goes
     # to K+M bricks, a read to K), link-bound, write-only and write-read runs of two
     # sizes, for the fit of the CPU time per FUSE request and per brick request
-    # (simfs/testbed/host_cpu.py).  The first run after up costs more; it is dropped.
+    # (simfs/testbed/gluster_cpu.py).  The first run after up costs more; it is dropped.
     *(
         Series(
             f"gluster-calibration-d{data}p{redundancy}",
@@ -224,6 +224,7 @@ SERIES: list[Series] = [
         None,
         {f"c{count}": (count, SCALING) for count in (1, 2, 4, 8)},
         HERE / "runs" / "gluster-d6p2-clients",
+        warm_up=(1, "ior -a POSIX -F -t 1m -b 16m -w -r -e"),
         file_system="glusterfs",
         disperse="6+2",
     ),
@@ -235,6 +236,7 @@ SERIES: list[Series] = [
             None,
             {"c4": (4, SCALING)},
             HERE / "runs" / "gluster-servers" / f"d{data}p{redundancy}",
+            warm_up=(1, "ior -a POSIX -F -t 1m -b 16m -w -r -e"),
             file_system="glusterfs",
             disperse=f"{data}+{redundancy}",
         )
@@ -282,6 +284,27 @@ SERIES: list[Series] = [
         warm_up=(1, METADATA.format(items=1000)),
         file_system="glusterfs",
         disperse="2+1",
+    ),
+    # Repeats of the fan-in points that collapse (16 KiB port): a few 200 ms timeouts set
+    # their rate, so runs differ; two more of each, beside the first in its folder.
+    *(
+        Series(
+            f"gluster-fanin-b16k-d{data}p{redundancy}-repeats",
+            data + redundancy,
+            1,
+            None,
+            {
+                f"t{size}-r{repeat}": (1, f"ior -a POSIX -t {size} -b 64m -w -r -e")
+                for repeat in (2, 3)
+                for size in transfers
+            },
+            _fanin_folder(data, redundancy, 16384),
+            port_buffer=16384,
+            file_system="glusterfs",
+            disperse=f"{data}+{redundancy}",
+        )
+        for data, redundancy, buffer, transfers in GLUSTER_FANIN
+        if buffer == 16384
     ),
     Series(
         "metadata-s2",

@@ -13,7 +13,7 @@ serialise).  A request's journey::
                  [the directory's lock, for an entry insert or delete in a directory
                   that others update too, under an "exclusive" directory lock; held
                   1 / dir_update_per_s, plus the callbacks it sends; under an
-                  "operation" lock held until the request's reply leaves]
+                  "operation" lock held until the request's reply reaches its client]
                  the cores, shared by the requests present (processor sharing),
                  for the operation's work: cores / rate seconds (a lone request
                  uses up to request_parallelism cores at once)
@@ -216,16 +216,19 @@ class MetadataService:
                 spent[f"{self._name}-dir" if not revoked else "lock-callbacks"] += env.now - before
         held = None
         if self._whole_operation and shared_directory and op in DIRECTORY_UPDATES and directory is not None:
-            held = self._operation_locks.setdefault(directory, simpy.Resource(env, capacity=1)).request()
+            held = self._operation_lock(directory).request()
             before = env.now
             yield held
             spent[f"{self._name}-dir"] += env.now - before
-        at_core = env.now
-        finished = yield self.cores.serve(
-            self._demand[base] * self._jitter(), then_s=one_way, on_finish=self.threads.release_at
-        )
-        if held is not None:
-            held.resource.release(held)
+        try:
+            at_core = env.now
+            finished = yield self.cores.serve(
+                self._demand[base] * self._jitter(), then_s=one_way, on_finish=self.threads.release_at
+            )
+        finally:
+            # Given back when the reply reaches the client (which then unlocks).
+            if held is not None:
+                held.resource.release(held)
         spent[self._cores_kind] += finished - at_core
         spent["metadata-latency"] += 2 * one_way
         self._release_slot(node, slot)
@@ -291,6 +294,12 @@ class MetadataService:
                 waiter.succeed()
 
     # -- directories ----------------------------------------------------------------------
+    def _operation_lock(self, directory: Hashable) -> simpy.Resource:
+        lock = self._operation_locks.get(directory)
+        if lock is None:
+            lock = self._operation_locks[directory] = simpy.Resource(self._env, capacity=1)
+        return lock
+
     def _dir_lock(self, directory: Hashable) -> Station:
         lock = self._dir_locks.get(directory)
         if lock is None:

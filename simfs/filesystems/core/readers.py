@@ -110,6 +110,16 @@ def one_store_per_server(store: RaidSet) -> dict[str, Any]:
     }
 
 
+def check_shared_cores(profile: Profile, metadata: MetadataSpec, host: Any, table: str) -> None:
+    """A metadata service on a shared host (``[host]``, a testbed) runs on the host's cores:
+    ``[table].cores`` must be ``host.cores``."""
+    if host is not None and metadata.cores != host.cores:
+        raise ProfileError(
+            f"{profile.origin}: {table}.cores: {metadata.cores} on a shared host of {host.cores} cores "
+            "([host]): its requests run on the host's cores"
+        )
+
+
 def shared_fields(profile: Profile, client_count: int | None = None) -> dict[str, Any]:
     """The system fields every profile gives the same way: names, clients' count (from
     ``client.count`` unless the model counts them itself), fabric, mechanisms."""

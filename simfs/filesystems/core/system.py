@@ -121,7 +121,8 @@ class MetadataSpec:
         the directory's lock for its whole service, from its grant to its reply
         (GlusterFS's ``ec`` translator locks the parent directory's inode on every brick
         of the subvolume around a create or unlink), so updates of one directory from
-        any number of processes go at one lone update's pace.  A unique directory per
+        any number of processes go one at a time, no faster than one lone update
+        (``dir_update_per_s`` is not used).  A unique directory per
         process (mdtest ``-u``) never contends in any mode.
     callback_s:
         server CPU time per lock callback it sends (a blocking AST and the cancel it
