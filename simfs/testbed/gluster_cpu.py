@@ -31,12 +31,11 @@ per byte written, one per byte read).  :class:`GlusterCpuFit` is that fit
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable
 
 from simfs.errors import SimfsError
 from simfs.filesystems.glusterfs import FUSE_REQUEST_BYTES, HOST_COSTS, host_cpu_s_per_byte
-from simfs.testbed.host_cpu import measured_testbed, print_runs, read_records
+from simfs.testbed.host_cpu import fit_and_print, measured_testbed
 
 
 def run_rows(record: dict, origin: str = "record") -> dict[str, tuple[list[float], float]]:
@@ -117,13 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("records", nargs="+", help="GlusterFS testbed run records (files or folders)")
     args = parser.parse_args(argv)
-    try:
-        fit = GlusterCpuFit().fit(read_records(args.records))
-    except SimfsError as error:
-        print(f"simfs: {error}", file=sys.stderr)
+    fit = fit_and_print(GlusterCpuFit(), args.records)
+    if fit is None:
         return 2
-    print_runs(fit)
-    print(fit.table())
     for data, redundancy in ((2, 1), (4, 2), (6, 2)):
         write = host_cpu_s_per_byte(fit.costs, "write", data, redundancy)
         read = host_cpu_s_per_byte(fit.costs, "read", data, redundancy)

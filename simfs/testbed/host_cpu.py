@@ -116,14 +116,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("records", nargs="+", help="testbed run records (files or folders)")
     args = parser.parse_args(argv)
+    return 0 if fit_and_print(HostCpuFit(), args.records) is not None else 2
+
+
+def fit_and_print(estimator: Any, paths: Iterable[str | Path]) -> Any:
+    """Fit ``estimator`` to the run records at ``paths`` and print how well it explains
+    each run and its profile lines; None, after one line on stderr, where the records
+    cannot be read or fitted."""
     try:
-        fit = HostCpuFit().fit(read_records(args.records))
+        fit = estimator.fit(read_records(paths))
     except SimfsError as error:
         print(f"simfs: {error}", file=sys.stderr)
-        return 2
+        return None
     print_runs(fit)
     print(fit.table())
-    return 0
+    return fit
 
 
 def print_runs(fit: Any) -> None:
