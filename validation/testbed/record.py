@@ -216,7 +216,8 @@ SERIES: list[Series] = [
         disperse="2+1",
     ),
     # Scaling of dispersed volumes: 1, 2, 4, 8 clients on 6+2 bricks (8 servers), and 4
-    # clients on 2+1, 3+1, 4+2 (3, 4, 6 servers; 6+2 is the series before).
+    # clients on 2+1, 3+1, 4+2 (3, 4, 6 servers; 6+2 is the series before) and on a
+    # distributed volume of 2 (each file whole on the brick its name's hash picks).
     Series(
         "gluster-d6p2-clients",
         8,
@@ -241,6 +242,16 @@ SERIES: list[Series] = [
             disperse=f"{data}+{redundancy}",
         )
         for data, redundancy in ((2, 1), (3, 1), (4, 2))
+    ),
+    Series(
+        "gluster-servers-distribute",
+        2,
+        4,
+        None,
+        {"c4": (4, SCALING)},
+        HERE / "runs" / "gluster-servers" / "distribute",
+        warm_up=(1, "ior -a POSIX -F -t 1m -b 16m -w -r -e"),
+        file_system="glusterfs",
     ),
     *(
         Series(
