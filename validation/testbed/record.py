@@ -121,6 +121,20 @@ def _fanin_folder(data: int, redundancy: int, buffer: int) -> Path:
     return HERE / "runs" / "gluster-fanin-buffers" / f"b{buffer // 1024}k"
 
 
+#: A small run made once after ``up`` and dropped (the first run after ``up`` costs more).
+GLUSTER_WARM_UP = (1, "ior -a POSIX -F -t 1m -b 16m -w -r -e")
+
+
+def _gluster(
+    name: str, volume: tuple[int, int] | None, bricks: int, clients: int, runs: dict, folder: Path, **more
+) -> Series:
+    """A GlusterFS series: a disperse ``(K, M)`` volume on ``bricks`` servers (or, with
+    ``volume`` None, a distributed one), with a warm-up run unless ``more`` says otherwise."""
+    disperse = f"{volume[0]}+{volume[1]}" if volume else None
+    more.setdefault("warm_up", GLUSTER_WARM_UP)
+    return Series(name, bricks, clients, None, runs, folder, file_system="glusterfs", disperse=disperse, **more)
+
+
 SERIES: list[Series] = [
     # Calibration: one client on one or two chunkservers, link-bound; write-only and
     # write-read runs of two sizes so that the fit separates the CPU time per byte
@@ -186,20 +200,17 @@ SERIES: list[Series] = [
     # sizes, for the fit of the CPU time per FUSE request and per brick request
     # (simfs/testbed/gluster_cpu.py).  The first run after up costs more; it is dropped.
     *(
-        Series(
+        _gluster(
             f"gluster-calibration-d{data}p{redundancy}",
+            (data, redundancy),
             data + redundancy,
             1,
-            None,
             {
                 f"d{data}p{redundancy}-w64": (1, "ior -a POSIX -F -t 1m -b 64m -w -e"),
                 f"d{data}p{redundancy}-wr64": (1, SCALING),
                 f"d{data}p{redundancy}-wr128": (1, "ior -a POSIX -F -t 1m -b 128m -w -r -C -e"),
             },
             GLUSTER_CALIBRATION,
-            warm_up=(1, "ior -a POSIX -F -t 1m -b 16m -w -r -e"),
-            file_system="glusterfs",
-            disperse=f"{data}+{redundancy}",
         )
         for data, redundancy in ((2, 1), (3, 2), (4, 1))
     ),
@@ -218,40 +229,32 @@ SERIES: list[Series] = [
     # Scaling of dispersed volumes: 1, 2, 4, 8 clients on 6+2 bricks (8 servers), and 4
     # clients on 2+1, 3+1, 4+2 (3, 4, 6 servers; 6+2 is the series before) and on a
     # distributed volume of 2 (each file whole on the brick its name's hash picks).
-    Series(
+    _gluster(
         "gluster-d6p2-clients",
+        (6, 2),
         8,
         8,
-        None,
         {f"c{count}": (count, SCALING) for count in (1, 2, 4, 8)},
         HERE / "runs" / "gluster-d6p2-clients",
-        warm_up=(1, "ior -a POSIX -F -t 1m -b 16m -w -r -e"),
-        file_system="glusterfs",
-        disperse="6+2",
     ),
     *(
-        Series(
+        _gluster(
             f"gluster-servers-d{data}p{redundancy}",
+            (data, redundancy),
             data + redundancy,
             4,
-            None,
             {"c4": (4, SCALING)},
             HERE / "runs" / "gluster-servers" / f"d{data}p{redundancy}",
-            warm_up=(1, "ior -a POSIX -F -t 1m -b 16m -w -r -e"),
-            file_system="glusterfs",
-            disperse=f"{data}+{redundancy}",
         )
         for data, redundancy in ((2, 1), (3, 1), (4, 2))
     ),
-    Series(
+    _gluster(
         "gluster-servers-distribute",
+        None,
         2,
         4,
-        None,
         {"c4": (4, SCALING)},
         HERE / "runs" / "gluster-servers" / "distribute",
-        warm_up=(1, "ior -a POSIX -F -t 1m -b 16m -w -r -e"),
-        file_system="glusterfs",
     ),
     *(
         Series(
