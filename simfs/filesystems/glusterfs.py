@@ -56,12 +56,16 @@ What differs from an object store such as Lustre, and why:
   subvolume takes an inode lock on the parent directory on every brick of it first (the
   ``ec`` translator's ``ec_lock_prepare_parent_inode``) and gives it up after the
   operation, so processes creating files in one directory take turns, whatever their
-  number: mdtest's creates on the testbed ran at 280-300 per second from 1 to 8
+  number: mdtest's creates on the testbed ran at 278-387 per second from 2 to 8
   processes (``[dht] directory_lock = "operation"``, ``core/metadata.py``).  Stats take
-  no lock and scale until the cores bind.  When another client holds the lock (``ec``
-  keeps it after an operation, ``disperse.eager-lock``), it is first told to give it up:
-  removes from several clients ran at 355-396 a second where the one-process fit gives
-  625; that hand-over is not modelled.
+  no lock and scale until the cores bind.  ``ec`` keeps the lock after an operation
+  (eager lock) until another client asks for it: one process alone locks once, while
+  processes on several clients pass it at every create and unlink (the holder writes the
+  directory's version back and unlocks, the next one locks and reads it).  That pass
+  costs CPU time (``[dht] lock_handover_cpu_s``, fitted from two-process runs by
+  ``testbed/metadata_cpu.py``), paid while the lock is held: removes from several
+  clients ran at 355-552 a second in two recordings, where one process alone did
+  610-1,215.
 * **On one machine, CPU time goes by request.**  On the testbed every brick and client
   shares two cores (``[host]``, ``hardware/shared_host.py``).  A FUSE request of 128 KiB
   costs its client a fixed time, and one request to each brick it involves costs the
@@ -295,6 +299,21 @@ class GlusterFsSystem(FileSystem):
                 f"(per-request costs, [host]) = at most {host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
                 f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
             )
+        md = self.metadata
+        lock = {
+            "operation": "each create and unlink holds its directory's lock to its reply",
+            "exclusive": "creates and unlinks in one directory take its lock in turn",
+            "parallel": "no directory lock",
+        }[md.directory_lock]
+        handover = (
+            f", {md.lock_handover_cpu_s * 1e3:.3g} ms of CPU when it passes between clients"
+            if md.directory_lock == "operation" and md.lock_handover_cpu_s
+            else ""
+        )
+        lines.append(
+            f"  metadata on the bricks ([dht]): {md.create_per_s:.4g} creates, {md.stat_per_s:.4g} stats, "
+            f"{md.remove_per_s:.4g} unlinks per second on {md.cores} cores; {lock}{handover}"
+        )
         lines.append(self.mechanisms_line())
         return "\n".join(lines)
 

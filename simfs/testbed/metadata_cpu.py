@@ -1,5 +1,6 @@
 """The CPU time a metadata request costs on the testbed's machine, fitted from mdtest runs
-of one process.
+of one process (and, for GlusterFS, what passing a directory's lock between clients
+costs, from runs of two processes).
 
 On the testbed every metadata request (mdtest's create, stat, remove through the FUSE
 mount) is work for several processes of one machine: the kernel's FUSE and network
@@ -30,6 +31,16 @@ their sum matters to a created file's rate).  The round trip is measured, not fi
 the kernel's smallest TCP round trip on the client's connection to the master (``ss
 -tin`` in a client's namespace, ``minrtt``).
 
+A dispersed GlusterFS volume locks a file's parent directory on every brick around each
+create and unlink (``ec_lock_prepare_parent_inode``), and a client keeps that lock after
+its operation until another client asks for it (``ec``'s eager lock), so one process
+alone locks once per run.  Processes on several clients in one directory take the lock
+from each other at every create and unlink: the holder writes the directory's version
+back and unlocks on every brick, the next one locks and reads it.  Runs of several
+processes, one per client, give that work's CPU time from their busy time beyond what
+their items cost one process (``MetadataCpuFit._fit_handover``); the model charges it to
+each update that receives the lock from another client (``lock_handover_cpu_s``).
+
 Output: the profile's ``[master]`` lines (``[dht]`` for GlusterFS runs: ``cores``,
 ``request_parallelism`` and each operation's rate ``cores / cpu``: what the machine
 sustains of it when nothing else runs) and ``moosefs.metadata_latency_s``
@@ -52,12 +63,21 @@ REQUESTS_PER_ITEM = {"create": 2, "stat": 1, "remove": 1}
 
 
 def _phase_rows(record: dict, origin: str) -> tuple[dict[str, tuple[int, float]], float, int]:
-    """``({phase: (items, makespan_s)}, busy core-s, cores)`` of a one-process mdtest run."""
+    """``({phase: (items, makespan_s)}, busy core-s, cores)`` of an mdtest run."""
     testbed = measured_testbed(record, origin)
     if record.get("tool") != "mdtest":
         raise SimfsError(f"{origin}: tool {record.get('tool')!r}: the metadata fit reads mdtest runs")
-    if record.get("ranks") != 1:
-        raise SimfsError(f"{origin}: {record.get('ranks')} ranks: the metadata fit reads runs of one process")
+    ranks = record.get("ranks")
+    if not isinstance(ranks, int) or ranks < 1:
+        raise SimfsError(f"{origin}: ranks {ranks!r}: expected a positive number of processes")
+    if ranks > 1:
+        named = testbed.get("rank_clients")
+        clients = named if isinstance(named, list) else []
+        if len(clients) != ranks or len(set(clients)) != ranks:
+            raise SimfsError(
+                f"{origin}: testbed.rank_clients {named!r}: a run of {ranks} processes is read for the lock's "
+                "hand-over only with one process per client"
+            )
     phases = {}
     for phase in record["phases"]:
         if phase["op"] in REQUESTS_PER_ITEM and phase["ops"] > 0 and phase["makespan_s"] > 0:
@@ -88,11 +108,18 @@ class MetadataCpuFit:
         import numpy as np
 
         records = list(records)
-        runs = [(origin, *_phase_rows(record, origin)) for origin, record in records]
+        every = [(origin, record.get("ranks"), *_phase_rows(record, origin)) for origin, record in records]
+        runs = [(origin, *rows) for origin, ranks, *rows in every if ranks == 1]
+        shared = [(origin, ranks, *rows) for origin, ranks, *rows in every if ranks > 1]
         file_systems = {record["testbed"].get("file_system", "moosefs") for _, record in records}
         if len(file_systems) > 1:
             raise SimfsError(
                 f"metadata CPU fit: the runs are of several file systems ({', '.join(sorted(file_systems))})"
+            )
+        if shared and file_systems != {"glusterfs"}:
+            raise SimfsError(
+                f"{shared[0][0]}: {shared[0][1]} processes: runs of several processes are read for GlusterFS's "
+                "directory lock only; the metadata fit reads runs of one process"
             )
         sizes = {phase: {phases[phase][0] for _, phases, _, _ in runs} for phase in REQUESTS_PER_ITEM}
         if len(runs) < 2 or min(len(counts) for counts in sizes.values()) < 2:
@@ -100,7 +127,7 @@ class MetadataCpuFit:
                 f"metadata CPU fit: {len(runs)} run(s) do not identify a fixed cost and a CPU time per request: "
                 "give one-process mdtest -C -T -r runs of at least two sizes"
             )
-        cores = {cpus for _, _, _, cpus in runs}
+        cores = {cpus for _, _, _, cpus in runs} | {cpus for *_, cpus in shared}
         if len(cores) != 1 or not next(iter(cores)) >= 1:
             raise SimfsError(f"metadata CPU fit: the runs' machines differ in cores ({sorted(cores)})")
         self.cores_ = next(iter(cores))
@@ -151,7 +178,50 @@ class MetadataCpuFit:
         self.runs_ = [origin for origin, *_ in runs]
         self.busy_s_ = [float(value) for value in busy]
         self.residuals_ = [float(value) for value in matrix @ np.array([fixed, parallelism]) - busy]
+        self.handover_fixed_cpu_s_: dict[int, float] = {}
+        self.lock_handover_cpu_s_ = self._fit_handover(shared) if shared else None
         return self
+
+    def _fit_handover(self, shared: list) -> float:
+        """The CPU time of one pass of a directory's lock between clients, from runs of
+        several processes, one per client, in the shared directory.
+
+        Each create and each remove of such a run receives the lock from another client
+        (the lock's waiters are served in turn), so its busy time beyond what its items
+        cost one process alone is ``fixed_P + (creates + removes) x handover``, with a fixed
+        cost per process count ``P`` (mdtest's start on each client): a least-squares line
+        over the runs' sizes.
+        """
+        import numpy as np
+
+        counts = sorted({ranks for _, ranks, *_ in shared})
+        rows, beyond = [], []
+        for _, ranks, phases, busy, _ in shared:
+            alone = sum(phases[phase][0] * self.cpu_s_per_item_[phase] for phase in REQUESTS_PER_ITEM)
+            passes = phases["create"][0] + phases["remove"][0]
+            rows.append([*(float(ranks == count) for count in counts), passes])
+            beyond.append(busy - alone)
+        for count in counts:
+            sizes = {phases["create"][0] for _, ranks, phases, *_ in shared if ranks == count}
+            if len(sizes) < 2:
+                raise SimfsError(
+                    f"metadata CPU fit: the runs of {count} processes are of one size: give at least two sizes "
+                    "to separate a run's fixed cost from the lock's hand-over"
+                )
+        matrix, beyond = np.array(rows), np.array(beyond)
+        solution, *_ = np.linalg.lstsq(matrix, beyond, rcond=None)
+        handover = float(solution[-1])
+        #: Per process count: a run's fixed core-seconds (what no item explains).
+        self.handover_fixed_cpu_s_ = {count: float(value) for count, value in zip(counts, solution)}
+        if handover < 0:
+            raise SimfsError(
+                f"metadata CPU fit: runs of several processes cost {-handover * 1e3:.3g} ms less per create and "
+                "remove than one process alone: no hand-over to fit (are they in one shared directory?)"
+            )
+        self.runs_ += [origin for origin, *_ in shared]
+        self.busy_s_ += [float(busy) for _, _, _, busy, _ in shared]
+        self.residuals_ += [float(value) for value in matrix @ solution - beyond]
+        return handover
 
     def rate_per_s(self, op: str) -> float:
         """What the machine sustains of ``op`` when its cores do nothing else."""
@@ -166,12 +236,19 @@ class MetadataCpuFit:
             *(f"{op}_per_s = {self.rate_per_s(op):.1f}" for op in ("create", "close", "stat", "remove")),
             f"# [{self.file_system_}] metadata_latency_s = {self.round_trip_s:.3g}",
         ]
+        if self.lock_handover_cpu_s_ is not None:
+            lines.insert(-1, f"lock_handover_cpu_s = {self.lock_handover_cpu_s_:.4g}")
         return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("records", nargs="+", help="one-process mdtest testbed run records (files or folders)")
+    parser.add_argument(
+        "records",
+        nargs="+",
+        help="mdtest testbed run records (files or folders): one process; and several, one per client, "
+        "for the directory lock's hand-over",
+    )
     parser.add_argument(
         "--round-trip-s", type=float, required=True, help="measured network round trip of one request (s)"
     )
@@ -186,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# wall time per item, one process: {walls}")
     cpus = ", ".join(f"{op} {seconds * 1e3:.4g} ms" for op, seconds in fit.cpu_s_per_request_.items())
     print(f"# CPU per request: {cpus}")
+    if fit.lock_handover_cpu_s_ is not None:
+        fixed = ", ".join(f"{count} processes {value:.3g}" for count, value in fit.handover_fixed_cpu_s_.items())
+        print(
+            f"# directory lock hand-over: {fit.lock_handover_cpu_s_ * 1e3:.4g} ms per create and remove "
+            f"(a run's fixed core-s: {fixed})"
+        )
     print(fit.table())
     return 0
 

@@ -20,7 +20,9 @@ from simfs.ingest import read_file
 from simfs.systems import load_profile
 from simfs.testbed.gluster_cpu import GlusterCpuFit, main, run_rows
 from simfs.testbed.host_cpu import read_records
+from simfs.testbed.metadata_cpu import MetadataCpuFit
 from tests.unit.phases import phase
+from tests.unit.test_moosefs import mdtest_record
 
 #: 100 Mbit/s of 1514-byte frames carrying 1448 B of TCP payload each.
 LINK_Bps = 12.5e6 * 1448 / 1514
@@ -53,6 +55,7 @@ def test_profile_assembles_a_dispersed_volume_and_explains_itself():
     assert system.write_redundancy == pytest.approx(1.5)
     text = system.describe()
     assert "disperse 2+1" in text and "reads ask 2 of 3 bricks" in text
+    assert "holds its directory's lock to its reply, 1.43 ms of CPU when it passes between clients" in text
 
 
 def test_a_dispersed_write_sends_the_redundancy_over_the_client_link():
@@ -259,8 +262,6 @@ MDTEST = "mdtest -n 500 -F -C -T -r"
 
 
 def test_the_profile_dht_is_the_metadata_fit_of_the_committed_runs():
-    from simfs.testbed.metadata_cpu import MetadataCpuFit
-
     profile = load_profile("testbed-glusterfs").data
     fit = MetadataCpuFit(profile["glusterfs"]["metadata_latency_s"]).fit(read_records([METADATA_RUNS]))
     assert fit.file_system_ == "glusterfs" and "# [glusterfs] metadata_latency_s" in fit.table()
@@ -269,6 +270,43 @@ def test_the_profile_dht_is_the_metadata_fit_of_the_committed_runs():
     assert dht["request_parallelism"] == pytest.approx(fit.request_parallelism_, rel=1e-3)
     for op in ("create", "close", "stat", "remove"):
         assert dht[f"{op}_per_s"] == pytest.approx(fit.rate_per_s(op), rel=1e-4), op
+    assert dht["lock_handover_cpu_s"] == pytest.approx(fit.lock_handover_cpu_s_, rel=1e-3)
+
+
+def test_the_fit_recovers_a_known_lock_hand_over():
+    # One process: known CPU per request; two and four processes, one per client, pay
+    # 1.5 ms more per create and remove, and a fixed cost of their own per run.
+    parallelism, round_trip, handover = 1.25, 2e-5, 1.5e-3
+    cpu = {"create": 3e-3 + 1e-3, "stat": 1e-3, "remove": 2e-3}
+    walls = {op: {"create": 2, "stat": 1, "remove": 1}[op] * round_trip + cpu[op] / parallelism for op in cpu}
+
+    def record(items: int, ranks: int, busy: float) -> dict:
+        made = mdtest_record(items, walls, busy, ranks=ranks)
+        made["testbed"].update(file_system="glusterfs", rank_clients=[f"c{rank + 1}" for rank in range(ranks)])
+        return made
+
+    alone = sum(cpu.values())
+    records = [(f"m1-n{n}.json", record(n, 1, 0.2 + n * alone)) for n in (500, 2000)]
+    records += [
+        (f"m{ranks}-n{n}.json", record(n, ranks, fixed + n * (alone + 2 * handover)))
+        for ranks, fixed in ((2, 0.5), (4, 0.9))
+        for n in (1000, 4000)
+    ]
+    fit = MetadataCpuFit(round_trip).fit(records)
+    assert fit.lock_handover_cpu_s_ == pytest.approx(handover)
+    assert fit.cpu_s_per_request_["remove"] == pytest.approx(2e-3)
+    assert "lock_handover_cpu_s = 0.0015" in fit.table()
+    assert len(fit.runs_) == len(fit.residuals_) == 6 and max(map(abs, fit.residuals_)) < 1e-9
+    # What cannot identify it, or is not a hand-over, is refused.
+    with pytest.raises(SimfsError, match="runs of 2 processes are of one size"):
+        MetadataCpuFit(round_trip).fit(records[:3])
+    cheaper = [(name, record(n, 2, 0.5 + n * (alone - handover))) for name, n in (("a", 1000), ("b", 4000))]
+    with pytest.raises(SimfsError, match="no hand-over to fit"):
+        MetadataCpuFit(round_trip).fit(records[:2] + cheaper)
+    shared_client = record(1000, 2, 3.0)
+    shared_client["testbed"]["rank_clients"] = ["c1", "c1"]
+    with pytest.raises(SimfsError, match="one process per client"):
+        MetadataCpuFit(round_trip).fit([*records[:2], ("c.json", shared_client)])
 
 
 def mdtest_rates(processes: int, **settings: object) -> dict[str, tuple[float, str]]:
@@ -291,14 +329,21 @@ def test_creates_in_one_directory_take_turns_no_faster_than_one_lone_create():
     # one at a time, whatever their number.  The hand timeline of one turn: the create
     # holding the lock shares the two cores with the close of the process before it (one
     # core each) until that close is done, then has the cores alone (request_parallelism).
+    # Processes on one client node keep the lock among them; from one node to another
+    # every create first pays the lock's hand-over.
     create, close = md.demand_s("create"), md.demand_s("close")
     shared = min(md.request_parallelism, md.cores / 2)
     overlap = close / shared
-    turn = round_trip + overlap + (create - overlap * shared) / md.request_parallelism
-    assert turn > lone
+
+    def turn(work: float) -> float:
+        return round_trip + overlap + (work - overlap * shared) / md.request_parallelism
+
+    assert md.lock_handover_cpu_s > 0 and turn(create) > lone
+    one_node = simfs.simulate("testbed-glusterfs", MDTEST, nodes=1, ppn=2, overrides={"client.count": 8})
+    assert phase(one_node, "file create")["ops_per_s"] == pytest.approx(1 / turn(create), rel=0.02)
     for processes in (2, 4, 8):
         rates = mdtest_rates(processes)
-        assert rates["create"][0] == pytest.approx(1 / turn, rel=0.02), processes
+        assert rates["create"][0] == pytest.approx(1 / turn(create + md.lock_handover_cpu_s), rel=0.02), processes
         assert rates["stat"][1] == "host-cpu"
         assert rates["stat"][0] == pytest.approx(md.cores / md.demand_s("stat"), rel=0.02)
     assert mdtest_rates(8)["create"][1] == "dht-dir"
@@ -317,10 +362,12 @@ def test_updates_in_a_directory_of_their_own_or_stats_never_wait_for_the_lock():
     assert create["bottleneck"] == remove["bottleneck"] == "host-cpu"
     assert create["ops_per_s"] == pytest.approx(md.cores / (md.demand_s("create") + md.demand_s("close")), rel=0.02)
     assert remove["ops_per_s"] == pytest.approx(md.cores / md.demand_s("remove"), rel=0.02)
-    # In one shared directory the removes take turns too: a turn is a remove's work on the
-    # cores and its reply's way back (the next one waits at the bricks, its way there done).
+    # In one shared directory the removes take turns too: a turn is a remove's work and the
+    # lock's hand-over on the cores and its reply's way back (the next one waits at the
+    # bricks, its way there done).
     shared = mdtest_rates(8)["remove"]
-    turn = md.demand_s("remove") / md.request_parallelism + system.io.metadata_latency_s / 2
+    work = md.demand_s("remove") + md.lock_handover_cpu_s
+    turn = work / md.request_parallelism + system.io.metadata_latency_s / 2
     assert shared[1] == "dht-dir" and shared[0] == pytest.approx(1 / turn, rel=0.01)
 
 
@@ -341,6 +388,7 @@ def test_updates_in_a_directory_of_their_own_or_stats_never_wait_for_the_lock():
             "host.write_request_cpu_s, host.fragment_request_cpu_s, host.brick_write_cpu_s, host.wire_cpu_s_per_byte: all 0",
         ),
         ({"host.brick_read_cpu_s": -1e-4}, "host.brick_read_cpu_s"),
+        ({"dht.lock_handover_cpu_s": -1e-3}, "dht.lock_handover_cpu_s"),
     ],
 )
 def test_bad_host_and_dht_fields_are_named(settings, message):

@@ -288,12 +288,43 @@ SERIES: list[Series] = [
         file_system="glusterfs",
         disperse="2+1",
     ),
+    # Two processes on two clients in the shared directory, three sizes twice: the parent
+    # directory's lock now passes from one client to the other at every create and unlink,
+    # and the machine's extra CPU time per pass is fitted from these (metadata_cpu.py).
+    Series(
+        "gluster-metadata-calibration-2p",
+        3,
+        8,
+        None,
+        {
+            f"m2-n{items}-r{repeat}": (2, METADATA.format(items=items))
+            for repeat in (1, 2)
+            for items in (1000, 2000, 4000)
+        },
+        GLUSTER_METADATA_CALIBRATION,
+        warm_up=(1, METADATA.format(items=1000)),
+        file_system="glusterfs",
+        disperse="2+1",
+    ),
     Series(
         "gluster-metadata-d2p1",
         3,
         8,
         None,
         {f"p{count}": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
+        HERE / "runs" / "gluster-metadata-d2p1",
+        warm_up=(1, METADATA.format(items=1000)),
+        file_system="glusterfs",
+        disperse="2+1",
+    ),
+    # The metadata series again, beside the first in its folder: one run's rate varies by
+    # 10-20% from run to run (the two-process calibration runs of another day).
+    Series(
+        "gluster-metadata-d2p1-repeat",
+        3,
+        8,
+        None,
+        {f"p{count}-r2": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
         HERE / "runs" / "gluster-metadata-d2p1",
         warm_up=(1, METADATA.format(items=1000)),
         file_system="glusterfs",

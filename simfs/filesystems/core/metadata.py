@@ -13,7 +13,8 @@ serialise).  A request's journey::
                  [the directory's lock, for an entry insert or delete in a directory
                   that others update too, under an "exclusive" directory lock; held
                   1 / dir_update_per_s, plus the callbacks it sends; under an
-                  "operation" lock held until the request's reply reaches its client]
+                  "operation" lock held until the request's reply reaches its client,
+                  and its hand-over work when it comes from another client node]
                  the cores, shared by the requests present (processor sharing),
                  for the operation's work: cores / rate seconds (a lone request
                  uses up to request_parallelism cores at once)
@@ -99,6 +100,9 @@ class MetadataService:
         self._exclusive = spec.directory_lock == "exclusive" and locking
         self._whole_operation = spec.directory_lock == "operation" and locking
         self._operation_locks: dict[Hashable, simpy.Resource] = {}
+        # Directory -> the client node that last held its operation lock (it keeps it
+        # until another node asks: the hand-over is paid only when the node changes).
+        self._operation_holders: dict[Hashable, int] = {}
         # Many handler threads time-sliced on the cores: the cores are shared.
         # On one shared machine (a testbed) the service's cores are that machine's: a
         # phase they bind is CPU-bound, named as the data flows name it.
@@ -215,15 +219,19 @@ class MetadataService:
                 yield env.timeout(granted_done - env.now)
                 spent[f"{self._name}-dir" if not revoked else "lock-callbacks"] += env.now - before
         held = None
+        handover = 0.0
         if self._whole_operation and shared_directory and op in DIRECTORY_UPDATES and directory is not None:
             held = self._operation_lock(directory).request()
             before = env.now
             yield held
             spent[f"{self._name}-dir"] += env.now - before
+            if self._operation_holders.get(directory, node) != node:
+                handover = self._spec.lock_handover_cpu_s
+            self._operation_holders[directory] = node
         try:
             at_core = env.now
             finished = yield self.cores.serve(
-                self._demand[base] * self._jitter(), then_s=one_way, on_finish=self.threads.release_at
+                self._demand[base] * self._jitter() + handover, then_s=one_way, on_finish=self.threads.release_at
             )
         finally:
             # Given back when the reply reaches the client (which then unlocks).

@@ -92,6 +92,7 @@ def metadata_spec(profile: Profile, table: str, *, lookup_callbacks: bool = Fals
             threads=profile.number(f"{table}.threads", 512, integer=True, positive=True),
             directory_lock=profile.string(f"{table}.directory_lock", "exclusive", choices=set(DIRECTORY_LOCKS)),
             callback_s=profile.number(f"{table}.callback_s", 0.0, minimum=0),
+            lock_handover_cpu_s=profile.number(f"{table}.lock_handover_cpu_s", 0.0, minimum=0),
             lookup_callbacks=lookup_callbacks,
         )
     except ValueError as exc:

@@ -127,6 +127,12 @@ class MetadataSpec:
     callback_s:
         server CPU time per lock callback it sends (a blocking AST and the cancel it
         waits for).
+    lock_handover_cpu_s:
+        core seconds an ``"operation"`` lock costs each time it passes from one client
+        node to another (GlusterFS: the holder writes the directory's version and dirty
+        counters back and unlocks on every brick, the next client locks and reads them;
+        a client that keeps the lock, as one process alone does, pays nothing: ``ec``'s
+        eager lock).  Spent by the request that receives the lock, while it holds it.
     lookup_callbacks:
         whether a directory update revokes the lookup locks (tokens) that other clients
         cache on that directory, so that each update pays a callback per caching client
@@ -145,6 +151,7 @@ class MetadataSpec:
     directory_lock: str = "exclusive"
     request_parallelism: float = 1.0
     callback_s: float = 0.0
+    lock_handover_cpu_s: float = 0.0
     lookup_callbacks: bool = False
 
     def __post_init__(self) -> None:
@@ -165,6 +172,8 @@ class MetadataSpec:
             )
         if self.callback_s < 0:
             raise ValueError(f"callback_s: must be non-negative, got {self.callback_s!r}")
+        if not self.lock_handover_cpu_s >= 0:
+            raise ValueError(f"lock_handover_cpu_s: must be non-negative, got {self.lock_handover_cpu_s!r}")
 
     def demand_s(self, op: str) -> float:
         """Core seconds one ``op`` costs the server."""
