@@ -135,6 +135,12 @@ def _gluster(
     return Series(name, bricks, clients, None, runs, folder, file_system="glusterfs", disperse=disperse, **more)
 
 
+def _gluster_metadata(name: str, runs: dict, folder: Path) -> Series:
+    """A GlusterFS metadata series: the 2+1 volume with 8 clients mounted (idle mounts cost
+    the machine CPU too), a small mdtest run first (the first run after ``up`` is slower)."""
+    return _gluster(name, (2, 1), 3, 8, runs, folder, warm_up=(1, METADATA.format(items=1000)))
+
+
 SERIES: list[Series] = [
     # Calibration: one client on one or two chunkservers, link-bound; write-only and
     # write-read runs of two sizes so that the fit separates the CPU time per byte
@@ -273,62 +279,38 @@ SERIES: list[Series] = [
     # GlusterFS metadata, on one testbed shape (a disperse 2+1 volume, 8 clients): one
     # process, four sizes twice (one run's rate varies by 10-40%), for the fit of the CPU
     # time per request; then 2-8 processes.
-    Series(
+    _gluster_metadata(
         "gluster-metadata-calibration",
-        3,
-        8,
-        None,
         {
             f"m1-n{items}-r{repeat}": (1, METADATA.format(items=items))
             for repeat in (1, 2)
             for items in (1000, 2000, 4000, 8000)
         },
         GLUSTER_METADATA_CALIBRATION,
-        warm_up=(1, METADATA.format(items=1000)),
-        file_system="glusterfs",
-        disperse="2+1",
     ),
     # Two processes on two clients in the shared directory, three sizes twice: the parent
     # directory's lock now passes from one client to the other at every create and unlink,
     # and the machine's extra CPU time per pass is fitted from these (metadata_cpu.py).
-    Series(
+    _gluster_metadata(
         "gluster-metadata-calibration-2p",
-        3,
-        8,
-        None,
         {
             f"m2-n{items}-r{repeat}": (2, METADATA.format(items=items))
             for repeat in (1, 2)
             for items in (1000, 2000, 4000)
         },
         GLUSTER_METADATA_CALIBRATION,
-        warm_up=(1, METADATA.format(items=1000)),
-        file_system="glusterfs",
-        disperse="2+1",
     ),
-    Series(
+    _gluster_metadata(
         "gluster-metadata-d2p1",
-        3,
-        8,
-        None,
         {f"p{count}": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
         HERE / "runs" / "gluster-metadata-d2p1",
-        warm_up=(1, METADATA.format(items=1000)),
-        file_system="glusterfs",
-        disperse="2+1",
     ),
-    # The metadata series again, beside the first in its folder: one run's rate varies by
-    # 10-20% from run to run (the two-process calibration runs of another day).
-    Series(
+    # The metadata series again, beside the first in its folder: recordings made hours
+    # apart differ by 12-25% in the machine's CPU time per request.
+    _gluster_metadata(
         "gluster-metadata-d2p1-repeat",
-        3,
-        8,
-        None,
         {f"p{count}-r2": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
         HERE / "runs" / "gluster-metadata-d2p1",
-        warm_up=(1, METADATA.format(items=1000)),
-        file_system="glusterfs",
-        disperse="2+1",
     ),
     # Repeats of the fan-in points that collapse (16 KiB port): a few 200 ms timeouts set
     # their rate, so runs differ; two more of each, beside the first in its folder.
