@@ -65,7 +65,7 @@ What differs from an object store such as Lustre, and why:
   costs CPU time (``[dht] lock_handover_cpu_s``, fitted from two-process runs by
   ``testbed/metadata_cpu.py``), paid while the lock is held: removes from several
   clients ran at 355-552 a second in two recordings, where one process alone did
-  610-1,215.
+  766-1,215 (the calibration runs).
 * **On one machine, CPU time goes by request.**  On the testbed every brick and client
   shares two cores (``[host]``, ``hardware/shared_host.py``).  A FUSE request of 128 KiB
   costs its client a fixed time, and one request to each brick it involves costs the

@@ -62,8 +62,13 @@ from simfs.testbed.host_cpu import measured_testbed, print_runs, read_records
 REQUESTS_PER_ITEM = {"create": 2, "stat": 1, "remove": 1}
 
 
-def _phase_rows(record: dict, origin: str) -> tuple[dict[str, tuple[int, float]], float, int]:
-    """``({phase: (items, makespan_s)}, busy core-s, cores)`` of an mdtest run."""
+#: One mdtest run as the fit reads it: (record's name, processes, {phase: (items,
+#: makespan_s)}, busy core-seconds, the machine's cores).
+Run = tuple[str, int, dict[str, tuple[int, float]], float, int]
+
+
+def _phase_rows(record: dict, origin: str) -> Run:
+    """What the fit reads of an mdtest run (:data:`Run`)."""
     testbed = measured_testbed(record, origin)
     if record.get("tool") != "mdtest":
         raise SimfsError(f"{origin}: tool {record.get('tool')!r}: the metadata fit reads mdtest runs")
@@ -71,6 +76,11 @@ def _phase_rows(record: dict, origin: str) -> tuple[dict[str, tuple[int, float]]
     if not isinstance(ranks, int) or ranks < 1:
         raise SimfsError(f"{origin}: ranks {ranks!r}: expected a positive number of processes")
     if ranks > 1:
+        if testbed.get("file_system", "moosefs") != "glusterfs":
+            raise SimfsError(
+                f"{origin}: {ranks} processes: runs of several processes are read for GlusterFS's directory "
+                "lock only; the metadata fit reads runs of one process"
+            )
         named = testbed.get("rank_clients")
         clients = named if isinstance(named, list) else []
         if len(clients) != ranks or len(set(clients)) != ranks:
@@ -85,13 +95,16 @@ def _phase_rows(record: dict, origin: str) -> tuple[dict[str, tuple[int, float]]
     missing = sorted(set(REQUESTS_PER_ITEM) - set(phases))
     if missing:
         raise SimfsError(f"{origin}: no {', '.join(missing)} phase: run mdtest with -C -T -r")
-    return phases, float(testbed["cpu_busy_s"]), int(testbed.get("cpus", 0))
+    return origin, ranks, phases, float(testbed["cpu_busy_s"]), int(testbed.get("cpus", 0))
 
 
 class MetadataCpuFit:
     """CPU time per metadata request and the requests' parallelism, from one-process
-    mdtest runs on the testbed (scikit-learn style: ``__init__`` stores the settings,
-    ``fit`` returns self and sets the trailing-underscore attributes).
+    mdtest runs on the testbed, and (given GlusterFS runs of several processes, one per
+    client) the CPU time of one pass of a directory's lock between clients
+    (scikit-learn style: ``__init__`` stores the settings, ``fit`` returns self and sets
+    the trailing-underscore attributes: ``lock_handover_cpu_s_`` is None without such
+    runs).
 
     Parameters
     ----------
@@ -108,18 +121,13 @@ class MetadataCpuFit:
         import numpy as np
 
         records = list(records)
-        every = [(origin, record.get("ranks"), *_phase_rows(record, origin)) for origin, record in records]
+        every = [_phase_rows(record, origin) for origin, record in records]
         runs = [(origin, *rows) for origin, ranks, *rows in every if ranks == 1]
-        shared = [(origin, ranks, *rows) for origin, ranks, *rows in every if ranks > 1]
+        shared = [run for run in every if run[1] > 1]
         file_systems = {record["testbed"].get("file_system", "moosefs") for _, record in records}
         if len(file_systems) > 1:
             raise SimfsError(
                 f"metadata CPU fit: the runs are of several file systems ({', '.join(sorted(file_systems))})"
-            )
-        if shared and file_systems != {"glusterfs"}:
-            raise SimfsError(
-                f"{shared[0][0]}: {shared[0][1]} processes: runs of several processes are read for GlusterFS's "
-                "directory lock only; the metadata fit reads runs of one process"
             )
         sizes = {phase: {phases[phase][0] for _, phases, _, _ in runs} for phase in REQUESTS_PER_ITEM}
         if len(runs) < 2 or min(len(counts) for counts in sizes.values()) < 2:
@@ -178,11 +186,13 @@ class MetadataCpuFit:
         self.runs_ = [origin for origin, *_ in runs]
         self.busy_s_ = [float(value) for value in busy]
         self.residuals_ = [float(value) for value in matrix @ np.array([fixed, parallelism]) - busy]
+        #: Per process count of the hand-over runs: a run's fixed core-seconds (what no
+        #: item explains).
         self.handover_fixed_cpu_s_: dict[int, float] = {}
         self.lock_handover_cpu_s_ = self._fit_handover(shared) if shared else None
         return self
 
-    def _fit_handover(self, shared: list) -> float:
+    def _fit_handover(self, shared: list[Run]) -> float:
         """The CPU time of one pass of a directory's lock between clients, from runs of
         several processes, one per client, in the shared directory.
 
@@ -211,13 +221,12 @@ class MetadataCpuFit:
         matrix, beyond = np.array(rows), np.array(beyond)
         solution, *_ = np.linalg.lstsq(matrix, beyond, rcond=None)
         handover = float(solution[-1])
-        #: Per process count: a run's fixed core-seconds (what no item explains).
-        self.handover_fixed_cpu_s_ = {count: float(value) for count, value in zip(counts, solution)}
         if handover < 0:
             raise SimfsError(
                 f"metadata CPU fit: runs of several processes cost {-handover * 1e3:.3g} ms less per create and "
                 "remove than one process alone: no hand-over to fit (are they in one shared directory?)"
             )
+        self.handover_fixed_cpu_s_ = {count: float(value) for count, value in zip(counts, solution)}
         self.runs_ += [origin for origin, *_ in shared]
         self.busy_s_ += [float(busy) for _, _, _, busy, _ in shared]
         self.residuals_ += [float(value) for value in matrix @ solution - beyond]

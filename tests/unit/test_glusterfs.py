@@ -22,7 +22,7 @@ from simfs.testbed.gluster_cpu import GlusterCpuFit, main, run_rows
 from simfs.testbed.host_cpu import read_records
 from simfs.testbed.metadata_cpu import MetadataCpuFit
 from tests.unit.phases import phase
-from tests.unit.test_moosefs import mdtest_record
+from tests.unit.records import mdtest_record
 
 #: 100 Mbit/s of 1514-byte frames carrying 1448 B of TCP payload each.
 LINK_Bps = 12.5e6 * 1448 / 1514

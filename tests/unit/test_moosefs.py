@@ -16,6 +16,7 @@ from simfs.testbed.host_cpu import HostCpuFit, main, read_records
 from simfs.testbed.metadata_cpu import MetadataCpuFit
 from simfs.testbed.metadata_cpu import main as metadata_main
 from tests.unit.phases import phase
+from tests.unit.records import mdtest_record
 
 ROOT = Path(__file__).resolve().parents[2]
 CALIBRATION_RUNS = ROOT / "calibration" / "testbed" / "runs"
@@ -173,18 +174,6 @@ def test_a_testbed_record_is_predicted_for_the_cluster_it_ran_on():
     assert table.loc["read", "predicted"] == pytest.approx(4 * LINK_Bps, rel=0.01)
 
 
-def mdtest_record(items: int, walls_s: dict[str, float], busy_s: float, *, ranks: int = 1) -> dict:
-    """A one-process testbed mdtest record with the given wall time per item of each phase."""
-    phases = [{"op": op, "ops": items, "makespan_s": items * wall} for op, wall in walls_s.items()]
-    return {
-        "status": "ok",
-        "tool": "mdtest",
-        "ranks": ranks,
-        "phases": phases,
-        "testbed": {"cpu_busy_s": busy_s, "cpus": 2},
-    }
-
-
 def test_the_metadata_fit_recovers_known_costs():
     # Requests of a known CPU time, worked by 1.25 cores at once, after a 20 us round
     # trip; a create item is a create (0.25 ms) and a close (0.15 ms).
@@ -209,8 +198,8 @@ def test_the_metadata_fit_refuses_what_it_cannot_read(tmp_path, capsys):
     one = mdtest_record(1000, walls, 1.2)
     with pytest.raises(SimfsError, match="do not identify"):
         MetadataCpuFit(ROUND_TRIP_S).fit([("a.json", one), ("b.json", one)])
-    # Several processes are read for GlusterFS's directory lock only, one per client.
-    with pytest.raises(SimfsError, match="rank_clients None: a run of 2 processes"):
+    # Several processes are read for GlusterFS's directory lock only.
+    with pytest.raises(SimfsError, match="2 processes: runs of several processes are read for GlusterFS's"):
         MetadataCpuFit(ROUND_TRIP_S).fit([("a.json", mdtest_record(1000, walls, 1.2, ranks=2))])
     ior = read_records([CALIBRATION_RUNS])[0]
     with pytest.raises(SimfsError, match="tool 'ior'"):

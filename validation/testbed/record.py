@@ -305,8 +305,9 @@ SERIES: list[Series] = [
         {f"p{count}": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
         HERE / "runs" / "gluster-metadata-d2p1",
     ),
-    # The metadata series again, beside the first in its folder: recordings made hours
-    # apart differ by 12-25% in the machine's CPU time per request.
+    # The metadata series again, beside the first in its folder, in the session of the
+    # calibration runs in use: recordings hours apart differ by 11-28% in the machine's
+    # CPU time per item (and runs of one configuration minutes apart by up to 30%).
     _gluster_metadata(
         "gluster-metadata-d2p1-repeat",
         {f"p{count}-r2": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
