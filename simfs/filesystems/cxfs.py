@@ -213,10 +213,7 @@ class CxfsSystem(FileSystem):
             f"  per CPU: copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s write/read, "
             f"{c.call_overhead_s * 1e6:.3g} us per call",
             f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
-            f"  metadata server: create {self.metadata.create_per_s:g}/s, open {self.metadata.open_per_s:g}/s, "
-            f"stat {self.metadata.stat_per_s:g}/s, remove {self.metadata.remove_per_s:g}/s; "
-            f"{self.metadata.dir_update_per_s:g} creates or removes/s in one directory; "
-            f"{t.metadata_latency_s * 1e3:.3g} ms round trip",
+            f"  metadata server: {self.metadata.describe()}; {t.metadata_latency_s * 1e3:.3g} ms round trip",
             f"  RM660 pairs: {self.server_count} x ({self.server.network.name} host ports "
             f"{self.server.network.bandwidth_Bps / 1e9:.3g} GB/s, sustains {self.server.cpu_Bps / 1e9:.3g} GB/s); "
             f"all host ports nominal {self.server_count * self.host_ports_per_pair * self.nominal_port_Bps / 2**30:.3g} GiB/s",

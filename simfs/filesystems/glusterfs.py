@@ -299,20 +299,9 @@ class GlusterFsSystem(FileSystem):
                 f"(per-request costs, [host]) = at most {host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
                 f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
             )
-        md = self.metadata
-        lock = {
-            "operation": "each create and unlink holds its directory's lock to its reply",
-            "exclusive": "creates and unlinks in one directory take its lock in turn",
-            "parallel": "no directory lock",
-        }[md.directory_lock]
-        handover = (
-            f", {md.lock_handover_cpu_s * 1e3:.3g} ms of CPU when it passes between clients"
-            if md.directory_lock == "operation" and md.lock_handover_cpu_s
-            else ""
-        )
         lines.append(
-            f"  metadata on the bricks ([dht]): {md.create_per_s:.4g} creates, {md.stat_per_s:.4g} stats, "
-            f"{md.remove_per_s:.4g} unlinks per second on {md.cores} cores; {lock}{handover}"
+            f"  metadata on the bricks ([dht], {self.metadata.cores} cores): {self.metadata.describe()}; "
+            f"{self.io.metadata_latency_s * 1e3:.3g} ms round trip"
         )
         lines.append(self.mechanisms_line())
         return "\n".join(lines)

@@ -305,9 +305,7 @@ class GpfsSystem(FileSystem):
             f"{format_bytes(t.max_read_ahead_bytes)} read ahead per node",
             f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
             f"  metadata (no metadata server; clients under tokens, logged to metadata NSDs): "
-            f"create {meta.create_per_s:g}/s, open {meta.open_per_s:g}/s, stat {meta.stat_per_s:g}/s, "
-            f"remove {meta.remove_per_s:g}/s in all; {meta.dir_update_per_s:g} creates or removes/s "
-            f"in one shared directory; {t.metadata_latency_s * 1e6:.3g} us per operation",
+            f"{meta.describe()}; {t.metadata_latency_s * 1e6:.3g} us per operation",
             f"  byte-range tokens: {self.token_managers} token manager(s), {self.token_latency_s * 1e6:.3g} us "
             f"per token request; 4 KiB sectors, grown upwards without a cap",
             f"  NSD servers: {self.server_count} x ({self.server.network.name} "

@@ -159,9 +159,6 @@ class LocalSystem(FileSystem):
                 f"  device: {drive.write_Bps / 1e9:.3g}/{drive.read_Bps / 1e9:.3g} GB/s write/read, "
                 f"{self.io.rpc_latency_s * 1e6:.3g} us per O_DIRECT request; file system {self.fs_type}"
             )
-        lines.append(
-            f"  metadata: create {fs.create_per_s:g}/s, stat {fs.stat_per_s:g}/s, remove {fs.remove_per_s:g}/s, "
-            f"{self.io.metadata_latency_s * 1e6:.3g} us per call"
-        )
+        lines.append(f"  metadata: {fs.describe()}; {self.io.metadata_latency_s * 1e6:.3g} us per call")
         lines.append(self.mechanisms_line())
         return "\n".join(lines)

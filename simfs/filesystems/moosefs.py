@@ -189,8 +189,7 @@ class MooseFsSystem(FileSystem):
             f"{c.network.name} {c.network.bandwidth_Bps / 1e6:.4g} MB/s); FUSE copy per core "
             f"{c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s write/read, "
             f"{c.call_overhead_s * 1e6:.3g} us per call",
-            f"  master: create {md.create_per_s:g}/s, open {md.open_per_s:g}/s, close {md.close_per_s:g}/s, "
-            f"stat {md.stat_per_s:g}/s, remove {md.remove_per_s:g}/s on {md.cores} core(s), a request using up to "
+            f"  master: {md.describe()}; on {md.cores} core(s), a request using up to "
             f"{md.request_parallelism:.3g} at once; {t.metadata_latency_s * 1e3:.3g} ms round trip",
             f"  chunkservers: {self.server_count} x ({self.server.network.name} "
             f"{self.server.network.bandwidth_Bps / 1e6:.4g} MB/s, store on {self.store_kind})",

@@ -219,9 +219,7 @@ class PanfsSystem(FileSystem):
             f"{c.network.name} {c.network.bandwidth_Bps / 1e9:.3g} GB/s, "
             f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
             f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
-            f"  DirectorBlade: create {self.metadata.create_per_s:g}/s, open {self.metadata.open_per_s:g}/s, "
-            f"stat {self.metadata.stat_per_s:g}/s, remove {self.metadata.remove_per_s:g}/s; "
-            f"{self.metadata.dir_update_per_s:g} creates or removes/s in one directory",
+            f"  DirectorBlade: {self.metadata.describe()}",
             f"  shelves: {self.server_count} x ({self.targets_per_server} StorageBlades, "
             f"{self.server.network.name} uplink {self.server.network.bandwidth_Bps / 1e9:.3g} GB/s)",
             f"  StorageBlades: {self.target_count} x ({blade.disk_count} {drive_name(blade.drive)} as {blade.level}, "

@@ -55,7 +55,7 @@ def test_profile_assembles_a_dispersed_volume_and_explains_itself():
     assert system.write_redundancy == pytest.approx(1.5)
     text = system.describe()
     assert "disperse 2+1" in text and "reads ask 2 of 3 bricks" in text
-    assert "holds its directory's lock to its reply, 1.43 ms of CPU when it passes between clients" in text
+    assert "holds its directory's lock to its reply, 1.43 ms of CPU when the lock passes between clients" in text
 
 
 def test_a_dispersed_write_sends_the_redundancy_over_the_client_link():

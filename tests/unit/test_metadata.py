@@ -4,6 +4,7 @@ import pytest
 
 import simfs
 from simfs.errors import ProfileError
+from simfs.filesystems.core.system import MetadataSpec
 from tests.unit.phases import phase
 
 LFS3 = simfs.load_system("crtdc-lfs3")
@@ -153,3 +154,20 @@ def test_directory_lock_queue_is_recorded_for_teaching():
 def test_bad_metadata_fields_are_named(field, value, message):
     with pytest.raises(ProfileError, match=message):
         simfs.load_system("crtdc-lfs3", {field: value})
+
+
+def test_every_file_systems_metadata_line_says_how_one_directory_is_treated():
+    rates = dict(create_per_s=100.0, open_per_s=200.0, close_per_s=300.0, stat_per_s=400.0, remove_per_s=50.0)
+    exclusive = MetadataSpec(**rates, dir_update_per_s=80.0)
+    assert exclusive.describe() == (
+        "create 100/s, open 200/s, close 300/s, stat 400/s, remove 50/s; 80 creates or removes/s in one directory"
+    )
+    assert (
+        MetadataSpec(**rates, dir_update_per_s=80.0, directory_lock="parallel")
+        .describe()
+        .endswith("; creates and removes in one directory in parallel")
+    )
+    operation = MetadataSpec(**rates, dir_update_per_s=80.0, directory_lock="operation", lock_handover_cpu_s=2e-3)
+    assert operation.describe().endswith(
+        "; each create or remove holds its directory's lock to its reply, 2 ms of CPU when the lock passes between clients"
+    )

@@ -175,6 +175,20 @@ class MetadataSpec:
         if not self.lock_handover_cpu_s >= 0:
             raise ValueError(f"lock_handover_cpu_s: must be non-negative, got {self.lock_handover_cpu_s!r}")
 
+    def describe(self) -> str:
+        """What the service sustains of each operation and how it treats one directory,
+        for ``simfs show`` (every file system's metadata line)."""
+        rates = ", ".join(f"{op} {self.rate(op):g}/s" for op in ("create", "open", "close", "stat", "remove"))
+        if self.directory_lock == "exclusive":
+            rule = f"{self.dir_update_per_s:g} creates or removes/s in one directory"
+        elif self.directory_lock == "parallel":
+            rule = "creates and removes in one directory in parallel"
+        else:
+            rule = "each create or remove holds its directory's lock to its reply"
+            if self.lock_handover_cpu_s:
+                rule += f", {self.lock_handover_cpu_s * 1e3:.3g} ms of CPU when the lock passes between clients"
+        return f"{rates}; {rule}"
+
     def demand_s(self, op: str) -> float:
         """Core seconds one ``op`` costs the server."""
         return self.cores / self.rate(op)

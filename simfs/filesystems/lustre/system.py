@@ -158,9 +158,7 @@ class LustreSystem(FileSystem):
                 if self.client_uplink_Bps
                 else ""
             ),
-            f"  MDS: create {self.metadata.create_per_s:g}/s, open {self.metadata.open_per_s:g}/s, "
-            f"close {self.metadata.close_per_s:g}/s, stat {self.metadata.stat_per_s:g}/s, remove {self.metadata.remove_per_s:g}/s; "
-            f"{self.metadata.dir_update_per_s:g} creates or removes/s in one directory",
+            f"  MDS: {self.metadata.describe()}",
             f"  OSS: {self.server_count} x ({self.server.network.name} {self.server.network.bandwidth_Bps / 1e9:.3g} GB/s, "
             f"CPU {self.server.cpu_Bps / 1e9:.3g} GB/s, {self.server.threads} service threads), "
             f"{self.targets_per_server} OST(s) each",
