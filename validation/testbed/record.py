@@ -343,6 +343,18 @@ SERIES: list[Series] = [
         HERE / "runs" / "metadata-s2",
         warm_up=(1, METADATA.format(items=1000)),
     ),
+    # The MooseFS metadata series again, beside the first (recorded 2026-11-24 before the
+    # runner kept each process's CPU time): the master's own share of the CPU, and how
+    # far apart two recordings of one configuration fall.
+    Series(
+        "metadata-s2-repeat",
+        2,
+        8,
+        2,
+        {f"p{count}-r2": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
+        HERE / "runs" / "metadata-s2",
+        warm_up=(1, METADATA.format(items=1000)),
+    ),
 ]
 
 
