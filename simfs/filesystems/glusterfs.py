@@ -75,10 +75,16 @@ What differs from an object store such as Lustre, and why:
 
 Not modelled: self-heal, the read-modify-write of writes that do not cover whole
 ``K x 512`` stripes (write-behind makes IOR's sequential writes whole), the few per cent
-a read rounds up to whole stripes, replicated (AFR) volumes, sharding, and what a
-metadata request costs on a volume of another shape (the ``[dht]`` rates are measured on
-one: a 2+1 volume on the testbed), and the directory lock's hand-over between clients
-(above).
+a read rounds up to whole stripes, replicated (AFR) volumes, sharding.
+
+A metadata request goes to every brick of its subvolume, and the FUSE client's ``ec``
+translator sends and answers one RPC per brick: so on a volume of ``K+M`` bricks the part
+of its CPU time that the clients and bricks spend (``[dht] per_brick_cpu_fraction``, their
+share of the machine's busy time in the calibration runs) grows as ``(K+M)`` over the
+bricks of the volume the rates were measured on (``measured_bricks``), and so does the
+lock's hand-over; the rest (the kernel's FUSE work, the calling process) does not.  That
+a lone request's per-brick work spreads over more cores on a wider volume is not
+modelled (its parallelism is the measured volume's).
 """
 
 from __future__ import annotations
@@ -158,6 +164,10 @@ class GlusterFsSystem(FileSystem):
     redundancy: int = 0
     store_kind: str = "tmpfs"
     version: str = ""
+    #: The bricks per request of the volume the ``[dht]`` rates were measured on, and what
+    #: a metadata request's CPU time is on this volume relative to that one.
+    metadata_measured_bricks: int = 1
+    metadata_cpu_scale: float = 1.0
 
     @property
     def subvolume_bricks(self) -> int:
@@ -249,6 +259,8 @@ class GlusterFsSystem(FileSystem):
         )
         metadata = metadata_spec(profile, "dht")
         check_shared_cores(profile, metadata, host, "dht")
+        measured_bricks, metadata_scale = _metadata_cpu_scale(profile, data + redundancy)
+        metadata = metadata.with_cpu_scaled(metadata_scale)
         system = cls(
             **shared_fields(profile),
             client=client,
@@ -263,6 +275,8 @@ class GlusterFsSystem(FileSystem):
             redundancy=redundancy,
             store_kind=store_kind,
             version=profile.string("glusterfs.version", ""),
+            metadata_measured_bricks=measured_bricks,
+            metadata_cpu_scale=metadata_scale,
         )
         profile.string("system.filesystem", choices={"glusterfs"})
         profile.check_all_read(ignore=("system.sources", "calibration"))
@@ -299,12 +313,29 @@ class GlusterFsSystem(FileSystem):
                 f"(per-request costs, [host]) = at most {host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
                 f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
             )
+        scaled = (
+            f" (CPU per request {self.metadata_cpu_scale:.3g} x the {self.metadata_measured_bricks}-brick "
+            f"volume's it was measured on)"
+            if self.metadata_cpu_scale != 1
+            else ""
+        )
         lines.append(
-            f"  metadata on the bricks ([dht], {self.metadata.cores} cores): {self.metadata.describe()}; "
+            f"  metadata on the bricks ([dht], {self.metadata.cores} cores){scaled}: {self.metadata.describe()}; "
             f"{self.io.metadata_latency_s * 1e3:.3g} ms round trip"
         )
         lines.append(self.mechanisms_line())
         return "\n".join(lines)
+
+
+def _metadata_cpu_scale(profile: Profile, bricks_per_request: int) -> tuple[int, float]:
+    """The bricks per request of the volume ``[dht]`` was measured on, and a request's CPU
+    time on a volume whose requests go to ``bricks_per_request`` bricks relative to it: the
+    share ``per_brick_cpu_fraction`` of it (the FUSE client's and the bricks' work, one RPC
+    per brick) grows with the bricks, the rest (the kernel's FUSE work, the calling
+    process) does not.  Without the two fields: 1, the rates as they stand."""
+    measured = profile.number("dht.measured_bricks", bricks_per_request, integer=True, positive=True)
+    share = profile.number("dht.per_brick_cpu_fraction", 0.0, minimum=0, maximum=1)
+    return measured, (1 - share) + share * bricks_per_request / measured
 
 
 def _shared_host(profile: Profile, data: int, redundancy: int, request_bytes: int) -> SharedHost | None:

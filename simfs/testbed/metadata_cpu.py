@@ -41,6 +41,13 @@ processes, one per client, give that work's CPU time from their busy time beyond
 their items cost one process (``MetadataCpuFit._fit_handover``); the model charges it to
 each update that receives the lock from another client (``lock_handover_cpu_s``).
 
+What a request costs on a dispersed volume of another shape: the runs also give the share
+of the machine's busy time that the FUSE clients and the bricks spent (each process's CPU
+time is in the records), work done once per brick the request goes to; the profile keeps
+it beside the shape it was measured on (``per_brick_cpu_fraction``, ``measured_bricks``),
+and the GlusterFS model scales every request's CPU time (and the hand-over's) to its own
+volume's bricks by it (``filesystems/glusterfs.py``).
+
 Output: the profile's ``[master]`` lines (``[dht]`` for GlusterFS runs: ``cores``,
 ``request_parallelism`` and each operation's rate ``cores / cpu``: what the machine
 sustains of it when nothing else runs) and ``moosefs.metadata_latency_s``
@@ -190,6 +197,10 @@ class MetadataCpuFit:
         #: item explains).
         self.handover_fixed_cpu_s_: dict[int, float] = {}
         self.lock_handover_cpu_s_ = self._fit_handover(shared) if shared else None
+        self.measured_bricks_: int | None = None
+        self.per_brick_cpu_fraction_: float | None = None
+        if self.file_system_ == "glusterfs":
+            self.measured_bricks_, self.per_brick_cpu_fraction_ = _per_brick_share(records)
         return self
 
     def _fit_handover(self, shared: list[Run]) -> float:
@@ -247,7 +258,45 @@ class MetadataCpuFit:
         ]
         if self.lock_handover_cpu_s_ is not None:
             lines.insert(-1, f"lock_handover_cpu_s = {self.lock_handover_cpu_s_:.4g}")
+        if self.per_brick_cpu_fraction_ is not None:
+            lines.insert(-1, f"measured_bricks = {self.measured_bricks_}")
+            lines.insert(-1, f"per_brick_cpu_fraction = {self.per_brick_cpu_fraction_:.3f}")
         return "\n".join(lines)
+
+
+def _per_brick_share(records: list[tuple[str, dict]]) -> tuple[int, float]:
+    """The bricks a request of these GlusterFS runs went to (one volume shape, ``K+M``) and
+    the share of the machine's busy time that the FUSE clients and the bricks spent (each
+    process's own CPU time, ``testbed.cpu_by_process_s``): their work is one RPC per brick
+    (the client's ``ec`` translator sends each request to every brick of the subvolume and
+    handles every reply), so on a volume of another shape it grows with the bricks, while
+    the rest (the kernel's FUSE work, mdtest itself) does not."""
+    from simfs.ingest.simfs_run import gluster_volume
+
+    shapes, spent, busy = set(), 0.0, 0.0
+    for origin, record in records:
+        testbed = record["testbed"]
+        volume = gluster_volume(testbed.get("volume"), origin)
+        shapes.add(volume["glusterfs.disperse_data"] + volume["glusterfs.redundancy"])
+        processes = testbed.get("cpu_by_process_s")
+        if not isinstance(processes, dict):
+            raise SimfsError(f"{origin}: testbed.cpu_by_process_s not recorded: the processes' CPU time is not known")
+        spent += sum(
+            seconds
+            for name, seconds in processes.items()
+            if name.endswith(".brick") or (name.startswith("c") and "." not in name)
+        )
+        busy += float(testbed["cpu_busy_s"])
+    if len(shapes) != 1:
+        raise SimfsError(
+            f"metadata CPU fit: the runs are on volumes of {sorted(shapes)} bricks per subvolume: give one shape"
+        )
+    if not 0 < spent <= busy:
+        raise SimfsError(
+            f"metadata CPU fit: the clients and bricks spent {spent:.3g} core-s of the machine's {busy:.3g}: "
+            "not a share"
+        )
+    return next(iter(shapes)), spent / busy
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -271,6 +271,8 @@ def test_the_profile_dht_is_the_metadata_fit_of_the_committed_runs():
     for op in ("create", "close", "stat", "remove"):
         assert dht[f"{op}_per_s"] == pytest.approx(fit.rate_per_s(op), rel=1e-4), op
     assert dht["lock_handover_cpu_s"] == pytest.approx(fit.lock_handover_cpu_s_, rel=1e-3)
+    assert dht["measured_bricks"] == fit.measured_bricks_ == 3
+    assert dht["per_brick_cpu_fraction"] == pytest.approx(fit.per_brick_cpu_fraction_, abs=5e-4)
 
 
 def test_the_fit_recovers_a_known_lock_hand_over():
@@ -282,7 +284,14 @@ def test_the_fit_recovers_a_known_lock_hand_over():
 
     def record(items: int, ranks: int, busy: float) -> dict:
         made = mdtest_record(items, walls, busy, ranks=ranks)
-        made["testbed"].update(file_system="glusterfs", rank_clients=[f"c{rank + 1}" for rank in range(ranks)])
+        # The clients and bricks spent 90% of the machine's busy time, the rest 10%.
+        processes = {"c1": 0.3 * busy, "gs1.brick": 0.4 * busy, "gs2.brick": 0.2 * busy, "gs1": 0.0}
+        made["testbed"].update(
+            file_system="glusterfs",
+            rank_clients=[f"c{rank + 1}" for rank in range(ranks)],
+            volume="disperse 2+1",
+            cpu_by_process_s=processes,
+        )
         return made
 
     alone = sum(cpu.values())
@@ -296,6 +305,8 @@ def test_the_fit_recovers_a_known_lock_hand_over():
     assert fit.lock_handover_cpu_s_ == pytest.approx(handover)
     assert fit.cpu_s_per_request_["remove"] == pytest.approx(2e-3)
     assert "lock_handover_cpu_s = 0.0015" in fit.table()
+    assert fit.measured_bricks_ == 3 and fit.per_brick_cpu_fraction_ == pytest.approx(0.9)
+    assert "measured_bricks = 3\nper_brick_cpu_fraction = 0.900" in fit.table()
     assert len(fit.runs_) == len(fit.residuals_) == 6 and max(map(abs, fit.residuals_)) < 1e-9
     # What cannot identify it, or is not a hand-over, is refused.
     with pytest.raises(SimfsError, match="runs of 2 processes are of one size"):
@@ -303,10 +314,69 @@ def test_the_fit_recovers_a_known_lock_hand_over():
     cheaper = [(name, record(n, 2, 0.5 + n * (alone - handover))) for name, n in (("a", 1000), ("b", 4000))]
     with pytest.raises(SimfsError, match="no hand-over to fit"):
         MetadataCpuFit(round_trip).fit(records[:2] + cheaper)
+    # The per-brick share needs each process's CPU time, and one volume shape.
+    unknown = record(1000, 2, 3.0)
+    del unknown["testbed"]["cpu_by_process_s"]
+    with pytest.raises(SimfsError, match="cpu_by_process_s not recorded"):
+        MetadataCpuFit(round_trip).fit([*records, ("u.json", unknown)])
+    wider = [(name, made) for name, made in records]
+    wider[0] = ("w.json", {**records[0][1], "testbed": {**records[0][1]["testbed"], "volume": "disperse 4+2"}})
+    with pytest.raises(SimfsError, match=r"volumes of \[3, 6\] bricks"):
+        MetadataCpuFit(round_trip).fit(wider)
     shared_client = record(1000, 2, 3.0)
     shared_client["testbed"]["rank_clients"] = ["c1", "c1"]
     with pytest.raises(SimfsError, match="one process per client"):
         MetadataCpuFit(round_trip).fit([*records[:2], ("c.json", shared_client)])
+
+
+def test_a_wider_volume_costs_each_metadata_request_more_cpu_by_its_per_brick_share():
+    narrow = simfs.load_system("testbed-glusterfs")
+    wide = simfs.load_system(
+        "testbed-glusterfs",
+        overrides={"brick.count": 6, "glusterfs.disperse_data": 4, "glusterfs.redundancy": 2},
+    )
+    share = load_profile("testbed-glusterfs").data["dht"]["per_brick_cpu_fraction"]
+    # 2+1 is the volume the rates were measured on: unchanged.
+    assert narrow.metadata_cpu_scale == 1 and narrow.metadata_measured_bricks == 3
+    assert narrow.metadata.create_per_s == load_profile("testbed-glusterfs").data["dht"]["create_per_s"]
+    # 4+2: each request goes to 6 bricks, not 3; the per-brick share doubles, the rest stays.
+    factor = (1 - share) + share * 6 / 3
+    assert wide.metadata_cpu_scale == pytest.approx(factor)
+    for op in ("create", "open", "close", "stat", "remove"):
+        assert wide.metadata.demand_s(op) == pytest.approx(narrow.metadata.demand_s(op) * factor), op
+    assert wide.metadata.lock_handover_cpu_s == pytest.approx(narrow.metadata.lock_handover_cpu_s * factor)
+    assert wide.metadata.request_parallelism == narrow.metadata.request_parallelism
+    assert "CPU per request 1.95 x the 3-brick volume's" in wide.describe()
+    # So a wider volume's creates from several clients, bound by the lock, go slower.
+    assert (
+        mdtest_rates(2, **{"brick.count": 6, "glusterfs.disperse_data": 4, "glusterfs.redundancy": 2})["create"][0]
+        < mdtest_rates(2)["create"][0] / 1.8
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("per_brick_cpu_fraction", 1.5, "dht.per_brick_cpu_fraction: expected <= 1, got 1.5"),
+        ("per_brick_cpu_fraction", -0.1, "dht.per_brick_cpu_fraction: expected >= 0, got -0.1"),
+        ("measured_bricks", 0, "dht.measured_bricks: expected a positive number, got 0"),
+        ("measured_bricks", 2.5, "dht.measured_bricks: expected an integer, got 2.5"),
+    ],
+)
+def test_bad_per_brick_scaling_fields_are_refused_naming_the_field(field: str, value: object, expected: str):
+    with pytest.raises(ProfileError, match=re.escape(expected)):
+        simfs.load_system("testbed-glusterfs", overrides={f"dht.{field}": value})
+
+
+def test_scaling_a_metadata_spec_scales_every_cpu_cost_and_refuses_a_bad_factor():
+    spec = simfs.load_system("testbed-glusterfs").metadata
+    doubled = spec.with_cpu_scaled(2.0)
+    assert doubled.create_per_s == spec.create_per_s / 2 and doubled.stat_per_s == spec.stat_per_s / 2
+    assert doubled.lock_handover_cpu_s == spec.lock_handover_cpu_s * 2
+    assert doubled.dir_update_per_s == spec.dir_update_per_s and doubled.cores == spec.cores
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="factor: expected a positive finite number"):
+            spec.with_cpu_scaled(bad)
 
 
 def mdtest_rates(processes: int, **settings: object) -> dict[str, tuple[float, str]]:

@@ -135,10 +135,11 @@ def _gluster(
     return Series(name, bricks, clients, None, runs, folder, file_system="glusterfs", disperse=disperse, **more)
 
 
-def _gluster_metadata(name: str, runs: dict, folder: Path) -> Series:
-    """A GlusterFS metadata series: the 2+1 volume with 8 clients mounted (idle mounts cost
-    the machine CPU too), a small mdtest run first (the first run after ``up`` is slower)."""
-    return _gluster(name, (2, 1), 3, 8, runs, folder, warm_up=(1, METADATA.format(items=1000)))
+def _gluster_metadata(name: str, runs: dict, folder: Path, volume: tuple[int, int] = (2, 1)) -> Series:
+    """A GlusterFS metadata series: a disperse volume (2+1 unless ``volume`` says) with 8
+    clients mounted (idle mounts cost the machine CPU too), a small mdtest run first (the
+    first run after ``up`` is slower)."""
+    return _gluster(name, volume, sum(volume), 8, runs, folder, warm_up=(1, METADATA.format(items=1000)))
 
 
 SERIES: list[Series] = [
@@ -312,6 +313,15 @@ SERIES: list[Series] = [
         "gluster-metadata-d2p1-repeat",
         {f"p{count}-r2": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
         HERE / "runs" / "gluster-metadata-d2p1",
+    ),
+    # The metadata series on a volume of another shape (4+2: a create or unlink locks and
+    # updates six bricks, not three), one process and 2-8: the [dht] costs are fitted on
+    # 2+1 only.
+    _gluster_metadata(
+        "gluster-metadata-d4p2",
+        {f"p{count}": (count, METADATA.format(items=2000)) for count in (1, 2, 3, 4, 6, 8)},
+        HERE / "runs" / "gluster-metadata-d4p2",
+        volume=(4, 2),
     ),
     # Repeats of the fan-in points that collapse (16 KiB port): a few 200 ms timeouts set
     # their rate, so runs differ; two more of each, beside the first in its folder.

@@ -34,6 +34,8 @@ which of its targets take new files).  No model subclasses another.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -188,6 +190,23 @@ class MetadataSpec:
             if self.lock_handover_cpu_s:
                 rule += f", {self.lock_handover_cpu_s * 1e3:.3g} ms of CPU when the lock passes between clients"
         return f"{rates}; {rule}"
+
+    def with_cpu_scaled(self, factor: float) -> MetadataSpec:
+        """The same service with every request's CPU time (and the lock's hand-over)
+        ``factor`` times what it is here: each rate divided by ``factor``.  Locks and
+        threads are unchanged (GlusterFS on a volume of another shape than the one its
+        rates were measured on)."""
+        if not (math.isfinite(factor) and factor > 0):
+            raise ValueError(f"factor: expected a positive finite number, got {factor!r}")
+        return dataclasses.replace(
+            self,
+            create_per_s=self.create_per_s / factor,
+            open_per_s=self.open_per_s / factor,
+            close_per_s=self.close_per_s / factor,
+            stat_per_s=self.stat_per_s / factor,
+            remove_per_s=self.remove_per_s / factor,
+            lock_handover_cpu_s=self.lock_handover_cpu_s * factor,
+        )
 
     def demand_s(self, op: str) -> float:
         """Core seconds one ``op`` costs the server."""
