@@ -38,6 +38,15 @@ from simfs.filesystems.glusterfs import FUSE_REQUEST_BYTES, HOST_COSTS, host_cpu
 from simfs.testbed.host_cpu import fit_and_print, measured_testbed
 
 
+def client_and_brick_cpu_s(processes: dict[str, float]) -> tuple[float, float]:
+    """CPU seconds of the FUSE clients and of the bricks among a run's processes, named as
+    simfs testbed records them (``c1``.. the clients, ``gs1.brick``.. the bricks; ``gs1``
+    is a glusterd, ``gs1.shd`` a self-heal daemon)."""
+    clients = sum(seconds for name, seconds in processes.items() if name.startswith("c") and "." not in name)
+    bricks = sum(seconds for name, seconds in processes.items() if name.endswith(".brick"))
+    return clients, bricks
+
+
 def run_rows(record: dict, origin: str = "record") -> dict[str, tuple[list[float], float]]:
     """One run's rows of the three fits: {group: (coefficients, CPU seconds)}."""
     from simfs.ingest.simfs_run import gluster_volume
@@ -54,9 +63,7 @@ def run_rows(record: dict, origin: str = "record") -> dict[str, tuple[list[float
     read = sum(phase["bytes"] for phase in record["phases"] if phase["op"] == "read")
     writes, reads = written / FUSE_REQUEST_BYTES, read / FUSE_REQUEST_BYTES
     brick_writes, brick_reads = writes * (data + redundancy), reads * data
-    # Process names as simfs testbed records them: c1.. the clients, gs1.brick.. the bricks.
-    clients = sum(seconds for name, seconds in processes.items() if name.startswith("c") and "." not in name)
-    bricks = sum(seconds for name, seconds in processes.items() if name.endswith(".brick"))
+    clients, bricks = client_and_brick_cpu_s(processes)
     rest = float(testbed["cpu_busy_s"]) - clients - bricks
     wire = written * (data + redundancy) / data + read
     return {

@@ -285,7 +285,9 @@ def test_the_fit_recovers_a_known_lock_hand_over():
     def record(items: int, ranks: int, busy: float) -> dict:
         made = mdtest_record(items, walls, busy, ranks=ranks)
         # The clients and bricks spent 90% of the machine's busy time, the rest 10%.
-        processes = {"c1": 0.3 * busy, "gs1.brick": 0.4 * busy, "gs2.brick": 0.2 * busy, "gs1": 0.0}
+        # (glusterd and the self-heal daemon are neither.)
+        processes = {"c1": 0.3 * busy, "gs1.brick": 0.4 * busy, "gs2.brick": 0.2 * busy, "gs1": 0.05 * busy}
+        processes["gs1.shd"] = 0.02 * busy
         made["testbed"].update(
             file_system="glusterfs",
             rank_clients=[f"c{rank + 1}" for rank in range(ranks)],
@@ -314,11 +316,12 @@ def test_the_fit_recovers_a_known_lock_hand_over():
     cheaper = [(name, record(n, 2, 0.5 + n * (alone - handover))) for name, n in (("a", 1000), ("b", 4000))]
     with pytest.raises(SimfsError, match="no hand-over to fit"):
         MetadataCpuFit(round_trip).fit(records[:2] + cheaper)
-    # The per-brick share needs each process's CPU time, and one volume shape.
+    # The per-brick share needs each process's CPU time (without it the rates are still
+    # fitted, the share is not), and one volume shape.
     unknown = record(1000, 2, 3.0)
     del unknown["testbed"]["cpu_by_process_s"]
-    with pytest.raises(SimfsError, match="cpu_by_process_s not recorded"):
-        MetadataCpuFit(round_trip).fit([*records, ("u.json", unknown)])
+    partial = MetadataCpuFit(round_trip).fit([*records, ("u.json", unknown)])
+    assert partial.per_brick_cpu_fraction_ is None and "per_brick_cpu_fraction" not in partial.table()
     wider = [(name, made) for name, made in records]
     wider[0] = ("w.json", {**records[0][1], "testbed": {**records[0][1]["testbed"], "volume": "disperse 4+2"}})
     with pytest.raises(SimfsError, match=r"volumes of \[3, 6\] bricks"):
@@ -347,6 +350,23 @@ def test_a_wider_volume_costs_each_metadata_request_more_cpu_by_its_per_brick_sh
     assert wide.metadata.lock_handover_cpu_s == pytest.approx(narrow.metadata.lock_handover_cpu_s * factor)
     assert wide.metadata.request_parallelism == narrow.metadata.request_parallelism
     assert "CPU per request 1.95 x the 3-brick volume's" in wide.describe()
+    assert "CPU per request" not in narrow.describe()
+    # A distributed volume has no ec translator: its rates stand as given, as they do in a
+    # profile without the fraction.
+    spread = simfs.load_system(
+        "testbed-glusterfs", overrides={"brick.count": 2, "glusterfs.disperse_data": 1, "glusterfs.redundancy": 0}
+    )
+    assert spread.metadata_cpu_scale == 1 and spread.metadata.create_per_s == narrow.metadata.create_per_s
+    plain = simfs.load_system(
+        "testbed-glusterfs",
+        overrides={
+            "dht.per_brick_cpu_fraction": 0,
+            "brick.count": 6,
+            "glusterfs.disperse_data": 4,
+            "glusterfs.redundancy": 2,
+        },
+    )
+    assert plain.metadata_cpu_scale == 1 and plain.metadata.create_per_s == narrow.metadata.create_per_s
     # So a wider volume's creates from several clients, bound by the lock, go slower.
     assert (
         mdtest_rates(2, **{"brick.count": 6, "glusterfs.disperse_data": 4, "glusterfs.redundancy": 2})["create"][0]
@@ -366,6 +386,15 @@ def test_a_wider_volume_costs_each_metadata_request_more_cpu_by_its_per_brick_sh
 def test_bad_per_brick_scaling_fields_are_refused_naming_the_field(field: str, value: object, expected: str):
     with pytest.raises(ProfileError, match=re.escape(expected)):
         simfs.load_system("testbed-glusterfs", overrides={f"dht.{field}": value})
+
+
+def test_a_per_brick_fraction_needs_the_shape_it_was_measured_on(tmp_path: Path):
+    text = (ROOT / "simfs" / "systems" / "testbed-glusterfs.toml").read_text()
+    lines = [line for line in text.splitlines() if not line.startswith("measured_bricks")]
+    profile = tmp_path / "no-shape.toml"
+    profile.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ProfileError, match=r"dht\.measured_bricks"):
+        simfs.load_system(str(profile))
 
 
 def test_scaling_a_metadata_spec_scales_every_cpu_cost_and_refuses_a_bad_factor():
