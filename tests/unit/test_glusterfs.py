@@ -322,7 +322,7 @@ def test_the_fit_recovers_a_known_lock_hand_over():
     del unknown["testbed"]["cpu_by_process_s"]
     partial = MetadataCpuFit(round_trip).fit([*records, ("u.json", unknown)])
     assert partial.per_brick_cpu_fraction_ is None and "per_brick_cpu_fraction" not in partial.table()
-    wider = [(name, made) for name, made in records]
+    wider = list(records)
     wider[0] = ("w.json", {**records[0][1], "testbed": {**records[0][1]["testbed"], "volume": "disperse 4+2"}})
     with pytest.raises(SimfsError, match=r"volumes of \[3, 6\] bricks"):
         MetadataCpuFit(round_trip).fit(wider)
@@ -332,12 +332,13 @@ def test_the_fit_recovers_a_known_lock_hand_over():
         MetadataCpuFit(round_trip).fit([*records[:2], ("c.json", shared_client)])
 
 
+#: A 4+2 volume on six bricks: creates, stats and unlinks go to six bricks, not three.
+WIDE = {"brick.count": 6, "glusterfs.disperse_data": 4, "glusterfs.redundancy": 2}
+
+
 def test_a_wider_volume_costs_each_metadata_request_more_cpu_by_its_per_brick_share():
     narrow = simfs.load_system("testbed-glusterfs")
-    wide = simfs.load_system(
-        "testbed-glusterfs",
-        overrides={"brick.count": 6, "glusterfs.disperse_data": 4, "glusterfs.redundancy": 2},
-    )
+    wide = simfs.load_system("testbed-glusterfs", overrides=WIDE)
     share = load_profile("testbed-glusterfs").data["dht"]["per_brick_cpu_fraction"]
     # 2+1 is the volume the rates were measured on: unchanged.
     assert narrow.metadata_cpu_scale == 1 and narrow.metadata_measured_bricks == 3
@@ -357,21 +358,10 @@ def test_a_wider_volume_costs_each_metadata_request_more_cpu_by_its_per_brick_sh
         "testbed-glusterfs", overrides={"brick.count": 2, "glusterfs.disperse_data": 1, "glusterfs.redundancy": 0}
     )
     assert spread.metadata_cpu_scale == 1 and spread.metadata.create_per_s == narrow.metadata.create_per_s
-    plain = simfs.load_system(
-        "testbed-glusterfs",
-        overrides={
-            "dht.per_brick_cpu_fraction": 0,
-            "brick.count": 6,
-            "glusterfs.disperse_data": 4,
-            "glusterfs.redundancy": 2,
-        },
-    )
+    plain = simfs.load_system("testbed-glusterfs", overrides={"dht.per_brick_cpu_fraction": 0, **WIDE})
     assert plain.metadata_cpu_scale == 1 and plain.metadata.create_per_s == narrow.metadata.create_per_s
     # So a wider volume's creates from several clients, bound by the lock, go slower.
-    assert (
-        mdtest_rates(2, **{"brick.count": 6, "glusterfs.disperse_data": 4, "glusterfs.redundancy": 2})["create"][0]
-        < mdtest_rates(2)["create"][0] / 1.8
-    )
+    assert mdtest_rates(2, **WIDE)["create"][0] < mdtest_rates(2)["create"][0] / 1.8
 
 
 @pytest.mark.parametrize(

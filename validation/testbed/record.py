@@ -142,6 +142,12 @@ def _gluster_metadata(name: str, runs: dict, folder: Path, volume: tuple[int, in
     return _gluster(name, volume, sum(volume), 8, runs, folder, warm_up=(1, METADATA.format(items=1000)))
 
 
+def _moosefs_metadata(name: str, runs: dict, folder: Path) -> Series:
+    """A MooseFS metadata series: 2 chunkservers, goal 2, 8 clients mounted (idle mounts cost
+    the machine CPU too), a small mdtest run first (the first run after ``up`` is slower)."""
+    return Series(name, 2, 8, 2, runs, folder, warm_up=(1, METADATA.format(items=1000)))
+
+
 SERIES: list[Series] = [
     # Calibration: one client on one or two chunkservers, link-bound; write-only and
     # write-read runs of two sizes so that the fit separates the CPU time per byte
@@ -193,14 +199,10 @@ SERIES: list[Series] = [
     # Metadata, on one testbed shape (2 chunkservers, 8 clients: idle mounts cost the
     # machine CPU too): one process, four sizes, for the fit of the CPU time per request
     # (simfs/testbed/metadata_cpu.py); then 2-8 processes, one per client.
-    Series(
+    _moosefs_metadata(
         "metadata-calibration",
-        2,
-        8,
-        2,
         {f"m1-n{items}": (1, METADATA.format(items=items)) for items in (1000, 2000, 4000, 8000)},
         METADATA_CALIBRATION,
-        warm_up=(1, METADATA.format(items=1000)),
     ),
     # GlusterFS calibration: one client on 2+1, 3+2 and 4+1 volumes (a write request goes
     # to K+M bricks, a read to K), link-bound, write-only and write-read runs of two
@@ -344,26 +346,18 @@ SERIES: list[Series] = [
         for data, redundancy, buffer, transfers in GLUSTER_FANIN
         if buffer == 16384
     ),
-    Series(
+    _moosefs_metadata(
         "metadata-s2",
-        2,
-        8,
-        2,
         {f"p{count}": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
         HERE / "runs" / "metadata-s2",
-        warm_up=(1, METADATA.format(items=1000)),
     ),
     # The MooseFS metadata series again, beside the first (recorded 2026-11-24 before the
     # runner kept each process's CPU time): the master's own share of the CPU, and how
     # far apart two recordings of one configuration fall.
-    Series(
+    _moosefs_metadata(
         "metadata-s2-repeat",
-        2,
-        8,
-        2,
         {f"p{count}-r2": (count, METADATA.format(items=2000)) for count in (2, 3, 4, 6, 8)},
         HERE / "runs" / "metadata-s2",
-        warm_up=(1, METADATA.format(items=1000)),
     ),
 ]
 
