@@ -837,6 +837,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
                 argv=argv,
                 on_start=on_start,
                 client_mounts=status["mounts"],
+                on_phase=counters.phase_boundary,
             )
             record, exit_code = measured.record, measured.exit_code
         cost = counters.since()

@@ -71,7 +71,12 @@ What differs from an object store such as Lustre, and why:
   costs its client a fixed time, and one request to each brick it involves costs the
   client and that brick a time that hardly depends on the fragment's size; so a byte
   written costs a 6+2 volume more than twice what it costs a 2+1 one, a byte read 1.4
-  times (:func:`host_cpu_s_per_byte`, fitted by ``testbed/gluster_cpu.py``).
+  times (:func:`host_cpu_s_per_byte`, fitted by ``testbed/gluster_cpu.py``).  A request
+  costs more on a busy machine than on an idle one: from 1 to 8 clients on a 4+1 volume
+  the CPU time per request grew by a third as the cores went from 17% to 88-97% busy,
+  in every process group, with the involuntary context switches (preemptions) per
+  request growing 3-6 fold; the costs are those of an idle machine, times
+  ``1 + host.busy_cpu_growth`` where the host binds (every core busy).
 
 Not modelled: self-heal, the read-modify-write of writes that do not cover whole
 ``K x 512`` stripes (write-behind makes IOR's sequential writes whole), the few per cent
@@ -172,6 +177,9 @@ class GlusterFsSystem(FileSystem):
     #: a metadata request's CPU time is on this volume relative to that one (1: as given).
     metadata_measured_bricks: int = 0
     metadata_cpu_scale: float = 1.0
+    #: How much more a request costs the shared host when every core is busy than when
+    #: it is idle (``host.busy_cpu_growth``); the host's costs per byte include it.
+    host_busy_cpu_growth: float = 0.0
 
     @property
     def subvolume_bricks(self) -> int:
@@ -245,8 +253,9 @@ class GlusterFsSystem(FileSystem):
                 f"{data}+{redundancy} subvolumes"
             )
         request = profile.number("glusterfs.request_bytes", FUSE_REQUEST_BYTES, integer=True, positive=True)
+        busy_growth = profile.number("host.busy_cpu_growth", 0.0, minimum=0) if profile.has("host") else 0.0
         try:
-            host = _shared_host(profile, data, redundancy, request)
+            host = _shared_host(profile, data, redundancy, request, busy_growth)
         except ValueError as exc:
             raise ProfileError(f"{profile.origin}: {exc}") from None
         in_flight = profile.number("glusterfs.requests_in_flight", integer=True, positive=True)
@@ -281,6 +290,7 @@ class GlusterFsSystem(FileSystem):
             version=profile.string("glusterfs.version", ""),
             metadata_measured_bricks=measured_bricks,
             metadata_cpu_scale=metadata_scale,
+            host_busy_cpu_growth=busy_growth,
         )
         profile.string("system.filesystem", choices={"glusterfs"})
         profile.check_all_read(ignore=("system.sources", "calibration"))
@@ -314,7 +324,8 @@ class GlusterFsSystem(FileSystem):
             lines.append(
                 f"  shared host: {host.cores} cores for every brick and client; CPU per byte on this volume "
                 f"{host.write_cpu_s_per_byte * 1e9:.3g} ns written, {host.read_cpu_s_per_byte * 1e9:.3g} ns read "
-                f"(per-request costs, [host]) = at most {host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
+                f"(per-request costs, [host], x {1 + self.host_busy_cpu_growth:.4g} with every core busy) = at most "
+                f"{host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
                 f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
             )
         scaled = (
@@ -347,9 +358,12 @@ def _metadata_cpu_scale(profile: Profile, data: int, redundancy: int) -> tuple[i
     return measured, 1 + share * (data + redundancy - measured) / measured
 
 
-def _shared_host(profile: Profile, data: int, redundancy: int, request_bytes: int) -> SharedHost | None:
+def _shared_host(
+    profile: Profile, data: int, redundancy: int, request_bytes: int, busy_growth: float = 0.0
+) -> SharedHost | None:
     """``[host]``: the testbed machine's cores and what a request costs them
-    (:func:`host_cpu_s_per_byte`), as the cost of a byte on this volume's shape."""
+    (:func:`host_cpu_s_per_byte`), as the cost of a byte on this volume's shape when every
+    core is busy (``1 + busy_growth`` times an idle machine's)."""
     if not profile.has("host"):
         return None
     costs = {name: profile.number(f"host.{name}", minimum=0) for name in HOST_COSTS}
@@ -357,8 +371,11 @@ def _shared_host(profile: Profile, data: int, redundancy: int, request_bytes: in
         if not host_cpu_s_per_byte(costs, op, data, redundancy, request_bytes) > 0:
             fields = [f"host.{name}" for name in HOST_COSTS if op in name or "fragment" in name or "wire" in name]
             raise ValueError(f"{', '.join(fields)}: all 0, so a byte {what} costs the host no CPU time")
+    # The host binds only when every core is busy, and then a request costs more than on
+    # an idle machine (busy_cpu_growth): the resource's weights are the busy machine's.
+    busy = 1 + busy_growth
     return SharedHost(
         cores=profile.number("host.cores", integer=True, positive=True),
-        write_cpu_s_per_byte=host_cpu_s_per_byte(costs, "write", data, redundancy, request_bytes),
-        read_cpu_s_per_byte=host_cpu_s_per_byte(costs, "read", data, redundancy, request_bytes),
+        write_cpu_s_per_byte=busy * host_cpu_s_per_byte(costs, "write", data, redundancy, request_bytes),
+        read_cpu_s_per_byte=busy * host_cpu_s_per_byte(costs, "read", data, redundancy, request_bytes),
     )

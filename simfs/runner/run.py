@@ -130,6 +130,7 @@ def measure(
     out: TextIO | None = None,
     on_start: Callable[[dict[str, Any]], None] | None = None,
     client_mounts: Sequence[str | Path] = (),
+    on_phase: Callable[[str, RankPhase | None], None] | None = None,
 ) -> Measured:
     """Run ``command`` (``"ior -a POSIX -F -t 1m -b 64m"``) in a fresh subdirectory of
     ``directory`` with ``processes`` local processes, or as the ranks of the MPI job this
@@ -143,7 +144,12 @@ def measure(
 
     ``on_start(record)``, on the reporter once the run directory is made, gets the record
     the run leaves if it is killed (status ``failed``, reason :data:`KILLED`), for the
-    caller to write where the final record goes; if it raises, the run does not start."""
+    caller to write where the final record goes; if it raises, the run does not start.
+
+    ``on_phase(event, record)`` (local processes only) is called by the coordinator at
+    each phase boundary of a synchronised run, while every rank waits in the barrier:
+    ``("start", None)`` as a phase starts and ``("end", rank_0_record)`` as it ends, so a
+    caller can sample counters of its own phase by phase (the testbed's CPU time)."""
     if backend not in ("auto", "local", "mpi"):
         raise SimfsError(f"--backend {backend}: expected auto, local or mpi")
     use_mpi = backend == "mpi" or (backend == "auto" and in_mpi_job())
@@ -155,7 +161,7 @@ def measure(
         if use_mpi:
             return _measure_mpi(command, directory, processes, keep, trace_ops, argv, out, on_start, signals)
         return _measure_local(
-            command, directory, processes, keep, trace_ops, argv, out, on_start, signals, tuple(client_mounts)
+            command, directory, processes, keep, trace_ops, argv, out, on_start, signals, tuple(client_mounts), on_phase
         )
 
 
@@ -170,6 +176,7 @@ def _measure_local(
     on_start: Callable[[dict[str, Any]], None] | None,
     signals: Deferred,
     client_mounts: tuple[str | Path, ...] = (),
+    on_phase: Callable[[str, RankPhase | None], None] | None = None,
 ) -> Measured:
     processes = 1 if processes is None else processes
     if processes < 1:
@@ -189,7 +196,8 @@ def _measure_local(
     try:
         if on_start is not None:
             on_start(_record(spec, plan, run_dir, machine, began, "local", argv, nodes=nodes))
-        gathered, failure, completed = _coordinate_local(plan, signals)
+        boundary = _phase_boundary(on_phase) if on_phase is not None and spec.synchronized else None
+        gathered, failure, completed = _coordinate_local(plan, signals, boundary)
     except BaseException:
         remove_run_directory(run_dir)  # refused or not started: nothing of the run stays
         raise
@@ -310,7 +318,24 @@ class _StartError(SimfsError):
     """A rank's process could not be started (a limit the up-front check missed)."""
 
 
-def _coordinate_local(plan: Plan, signals: Deferred) -> tuple[list[list[Any]], tuple[str, str] | None, bool]:
+def _phase_boundary(on_phase: Callable[[str, RankPhase | None], None]) -> Callable[[list[Any]], None]:
+    """What the coordinator does with each completed collective: a start barrier (every
+    rank sent None) or a phase's end (every rank sent its records) becomes an
+    ``on_phase`` call; the first collective (the ranks' hello) is neither."""
+
+    def boundary(answer: list[Any]) -> None:
+        if all(entry is None for entry in answer):
+            on_phase("start", None)
+        elif all(isinstance(entry, tuple) and entry and entry[0] == "end" for entry in answer):
+            records = answer[0][2]
+            on_phase("end", records[-1] if records else None)
+
+    return boundary
+
+
+def _coordinate_local(
+    plan: Plan, signals: Deferred, on_collective: Callable[[list[Any]], None] | None = None
+) -> tuple[list[list[Any]], tuple[str, str] | None, bool]:
     """Start the ranks, serve their collectives, and return every gathered list, the
     first failure (reason, kind) if the run stopped early, and whether every rank
     finished its program (then a signal came too late to stop anything)."""
@@ -370,6 +395,8 @@ def _coordinate_local(plan: Plan, signals: Deferred) -> tuple[list[list[Any]], t
                 elif len(waiting) == plan.ranks:
                     answer = [waiting[rank] for rank in range(plan.ranks)]
                     gathered.append(answer)
+                    if on_collective is not None:
+                        on_collective(answer)
                     for rank in waiting:
                         _send(ends[rank], answer)
                     waiting.clear()

@@ -11,7 +11,9 @@ recorded beside it, so that the CPU time a byte costs can be fitted over runs
 (``calibration/testbed/``), and so is each daemon's own CPU time (``/proc/PID/stat``:
 user and system time of all its threads): what the master, each chunkserver and each
 client's FUSE daemon took of it; the rest is the ranks and the kernel's work outside
-those processes (network softirqs, page cache).
+those processes (network softirqs, page cache), with each daemon's context switches
+(voluntary: it waited; involuntary: the scheduler preempted it).  The same CPU figures are recorded for
+each phase of a synchronised run (``cpu_by_phase``), sampled at its barriers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from simfs.runner.records import RankPhase
 from simfs.testbed.network import TestbedNetwork
 from simfs.testbed.processes import Started, stat_fields
 
@@ -78,40 +81,102 @@ def process_cpu_s(processes: dict[str, Started]) -> dict[str, float]:
     return used
 
 
+def process_switches(processes: dict[str, Started]) -> dict[str, tuple[int, int]]:
+    """Per recorded process, the context switches its threads have made so far
+    (voluntary: it waited for something; involuntary: the scheduler took the core
+    away), summed over the threads now alive (``/proc/PID/task/*/status``)."""
+    switches = {}
+    for name, process in processes.items():
+        voluntary = involuntary = 0
+        try:
+            tasks = os.listdir(f"/proc/{process.pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                lines = Path(f"/proc/{process.pid}/task/{task}/status").read_text().splitlines()
+            except OSError:
+                continue  # the thread ended meanwhile
+            for line in lines:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    voluntary += int(line.split()[1])
+                elif line.startswith("nonvoluntary_ctxt_switches:"):
+                    involuntary += int(line.split()[1])
+        switches[name] = (voluntary, involuntary)
+    return switches
+
+
+class CpuSample:
+    """The machine's and each recorded process's CPU time at one moment."""
+
+    def __init__(self, processes: dict[str, Started]) -> None:
+        self.busy_ticks, self.total_ticks = cpu_times()
+        self.process_s = process_cpu_s(processes)
+        self.switches = process_switches(processes)
+
+    def until(self, later: CpuSample) -> dict:
+        """The record's CPU fields for the time from this sample to ``later``."""
+        ticks = later.total_ticks - self.total_ticks
+        busy = later.busy_ticks - self.busy_ticks
+        cpus = os.cpu_count() or 1
+        tick_s = 1 / os.sysconf("SC_CLK_TCK")
+        return {
+            "cpu_utilisation": busy / ticks if ticks > 0 else 0.0,
+            "cpu_busy_s": busy * tick_s,
+            "cpu_window_s": ticks * tick_s / cpus,
+            "cpus": cpus,
+            "cpu_by_process_s": {
+                name: round(seconds - self.process_s[name], 6)
+                for name, seconds in later.process_s.items()
+                if name in self.process_s
+            },
+            # Voluntary and involuntary; a thread that ended meanwhile takes its own away.
+            "context_switches_by_process": {
+                name: [max(0, now - before) for now, before in zip(counts, self.switches[name])]
+                for name, counts in later.switches.items()
+                if name in self.switches
+            },
+        }
+
+
 class RunCounters:
     """Counters sampled at the start of a run; :meth:`since` gives what the run added.
-    ``processes`` (by name) are the daemons whose own CPU time is recorded."""
+    ``processes`` (by name) are the daemons whose own CPU time is recorded.
+
+    :meth:`phase_boundary` (the runner's ``on_phase``) samples the CPU times as each
+    phase of a synchronised run starts and ends, while the ranks wait in the barrier, so
+    that the record also says what each phase cost (``cpu_by_phase``): a run that writes
+    and then reads is link-bound in one phase and CPU-bound in the other."""
 
     def __init__(self, network: TestbedNetwork, processes: dict[str, Started] | None = None) -> None:
         self._network = network
         self._processes = dict(processes or {})
         self._tcp = tcp_counters(network)
         self._drops = switch_drops(network)
-        self._cpu = cpu_times()
-        self._process_cpu = process_cpu_s(self._processes)
+        self._cpu = CpuSample(self._processes)
+        self._phase_start: CpuSample | None = None
+        self._phases: list[dict] = []
+
+    def phase_boundary(self, event: str, record: RankPhase | None) -> None:
+        if event == "start":
+            self._phase_start = CpuSample(self._processes)
+        elif self._phase_start is not None:
+            cost = self._phase_start.until(CpuSample(self._processes))
+            named = {"iteration": record.iteration, "phase": record.phase} if record is not None else {}
+            self._phases.append({**named, **cost})
+            self._phase_start = None
 
     def since(self) -> dict:
-        tcp_now, drops_now, (busy, total) = tcp_counters(self._network), switch_drops(self._network), cpu_times()
-        process_now = process_cpu_s(self._processes)
+        tcp_now, drops_now = tcp_counters(self._network), switch_drops(self._network)
         per_host = {
             host: {name: value - self._tcp[host][name] for name, value in counters.items()}
             for host, counters in tcp_now.items()
         }
         totals = {name: sum(host[name] for host in per_host.values()) for name in TCP_COUNTERS.values()}
-        ticks = total - self._cpu[1]
-        cpus = os.cpu_count() or 1
-        tick_s = 1 / os.sysconf("SC_CLK_TCK")
         return {
             "tcp": totals,
             "tcp_per_host": per_host,
             "switch_port_drops": {port: drops_now[port] - self._drops.get(port, 0) for port in drops_now},
-            "cpu_utilisation": (busy - self._cpu[0]) / ticks if ticks > 0 else 0.0,
-            "cpu_busy_s": (busy - self._cpu[0]) * tick_s,
-            "cpu_window_s": ticks * tick_s / cpus,
-            "cpus": cpus,
-            "cpu_by_process_s": {
-                name: round(seconds - self._process_cpu[name], 6)
-                for name, seconds in process_now.items()
-                if name in self._process_cpu
-            },
+            **self._cpu.until(CpuSample(self._processes)),
+            "cpu_by_phase": list(self._phases),
         }

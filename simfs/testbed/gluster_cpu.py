@@ -11,8 +11,9 @@ of fragment a brick spent 11-12 ns on a 2+1 volume (64 KiB fragments) and 16-18 
 does not carry to another; per-request costs do.
 
 Each run record carries the CPU time of each process (``testbed.cpu_by_process_s``) and
-of the whole machine (``testbed.cpu_busy_s``), so three fits, each a non-negative least
-squares over the runs, share the machine's time out::
+of the whole machine (``testbed.cpu_busy_s``), for the whole run and, in records made
+since 2026-11-27, for each phase (``testbed.cpu_by_phase``), so three fits, each a
+non-negative least squares over the phases (or the runs), share the machine's time out::
 
     clients = write requests x write_request + read requests x read_request
               + brick requests x fragment_request
@@ -21,8 +22,12 @@ squares over the runs, share the machine's time out::
 
 with requests counted as bytes / 128 KiB (``FUSE_REQUEST_BYTES``), brick requests as
 requests x bricks involved, and wire bytes as what crosses the client links (``(K+M)/K``
-per byte written, one per byte read).  :class:`GlusterCpuFit` is that fit
-(``python -m simfs.testbed.gluster_cpu calibration/testbed/gluster-runs/``); its
+per byte written, one per byte read).  A request costs more on a busy machine: over
+one workload at 1-8 clients, CPU time per request is ``base x (1 + growth x
+utilisation)`` (:class:`BusyGrowthFit`), and each phase's times are divided by that
+factor first, so the costs are an idle machine's.  :class:`GlusterCpuFit` is that fit
+(``python -m simfs.testbed.gluster_cpu calibration/testbed/gluster-runs/ --load
+calibration/testbed/gluster-load-runs/``); its
 :meth:`~GlusterCpuFit.table` is the profile's ``[host]`` table of ``testbed-glusterfs``, and
 :func:`~simfs.filesystems.glusterfs.host_cpu_s_per_byte` turns it into what a byte costs on a volume of a given shape
 (``filesystems/glusterfs.py``).
@@ -31,11 +36,13 @@ per byte written, one per byte read).  :class:`GlusterCpuFit` is that fit
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from simfs.errors import SimfsError
 from simfs.filesystems.glusterfs import FUSE_REQUEST_BYTES, HOST_COSTS, host_cpu_s_per_byte
-from simfs.testbed.host_cpu import fit_and_print, measured_testbed
+from simfs.testbed.host_cpu import fit_and_print, measured_testbed, read_records
 
 
 def client_and_brick_cpu_s(processes: dict[str, float]) -> tuple[float, float]:
@@ -47,8 +54,12 @@ def client_and_brick_cpu_s(processes: dict[str, float]) -> tuple[float, float]:
     return clients, bricks
 
 
-def run_rows(record: dict, origin: str = "record") -> dict[str, tuple[list[float], float]]:
-    """One run's rows of the three fits: {group: (coefficients, CPU seconds)}."""
+def run_rows(
+    record: dict, origin: str = "record"
+) -> list[tuple[str, dict[str, tuple[list[float], float]], float, float]]:
+    """A run's rows of the three fits: one per phase where the record has each phase's
+    CPU time (``testbed.cpu_by_phase``), else one for the whole run; each is (label,
+    {group: (coefficients, CPU seconds)}, busy core-seconds, the CPUs' utilisation)."""
     from simfs.ingest.simfs_run import gluster_volume
 
     testbed = measured_testbed(record, origin)
@@ -56,15 +67,38 @@ def run_rows(record: dict, origin: str = "record") -> dict[str, tuple[list[float
         raise SimfsError(f"{origin}: testbed.file_system {testbed.get('file_system')!r}: not a GlusterFS run")
     volume = gluster_volume(testbed.get("volume"), origin)
     data, redundancy = volume["glusterfs.disperse_data"], volume["glusterfs.redundancy"]
-    processes = testbed.get("cpu_by_process_s")
-    if not isinstance(processes, dict):
+    if not isinstance(testbed.get("cpu_by_process_s"), dict):
         raise SimfsError(f"{origin}: testbed.cpu_by_process_s not recorded: the processes' CPU time is not known")
-    written = sum(phase["bytes"] for phase in record["phases"] if phase["op"] == "write")
-    read = sum(phase["bytes"] for phase in record["phases"] if phase["op"] == "read")
+    phases = testbed.get("cpu_by_phase") or []
+    by_phase = {(phase["iteration"], phase["op"]): phase for phase in record["phases"]} if phases else {}
+    if phases and all((cost.get("iteration"), cost.get("phase")) in by_phase for cost in phases):
+        return [
+            (
+                f"{origin} {cost['phase']}",
+                _rows([by_phase[(cost["iteration"], cost["phase"])]], data, redundancy, cost),
+                float(cost["cpu_busy_s"]),
+                float(cost["cpu_utilisation"]),
+            )
+            for cost in phases
+        ]
+    return [
+        (
+            origin,
+            _rows(record["phases"], data, redundancy, testbed),
+            float(testbed["cpu_busy_s"]),
+            float(testbed.get("cpu_utilisation", 0.0)),
+        )
+    ]
+
+
+def _rows(phases: list[dict], data: int, redundancy: int, cost: dict) -> dict[str, tuple[list[float], float]]:
+    """The three fits' rows for ``phases`` and the CPU time ``cost`` gives them."""
+    written = sum(phase["bytes"] for phase in phases if phase["op"] == "write")
+    read = sum(phase["bytes"] for phase in phases if phase["op"] == "read")
     writes, reads = written / FUSE_REQUEST_BYTES, read / FUSE_REQUEST_BYTES
     brick_writes, brick_reads = writes * (data + redundancy), reads * data
-    clients, bricks = client_and_brick_cpu_s(processes)
-    rest = float(testbed["cpu_busy_s"]) - clients - bricks
+    clients, bricks = client_and_brick_cpu_s(cost["cpu_by_process_s"])
+    rest = float(cost["cpu_busy_s"]) - clients - bricks
     wire = written * (data + redundancy) / data + read
     return {
         "clients": ([writes, reads, brick_writes + brick_reads], clients),
@@ -73,9 +107,70 @@ def run_rows(record: dict, origin: str = "record") -> dict[str, tuple[list[float
     }
 
 
+class BusyGrowthFit:
+    """How much more a request costs on a busy machine: from phases of one workload at
+    several loads (1-8 clients), each phase's busy core-seconds per FUSE request is
+    ``base x (1 + busy_cpu_growth_ x utilisation)``, one base per operation and volume
+    shape, one growth for all, fitted by least squares on relative errors.  Needs each
+    phase's CPU time (``testbed.cpu_by_phase``)."""
+
+    def fit(self, records: Iterable[tuple[str, dict]]) -> BusyGrowthFit:
+        import numpy as np
+        from scipy.optimize import minimize_scalar
+
+        groups: dict[tuple[str, str], list[tuple[str, float, float]]] = {}
+        for origin, record in records:
+            rows = run_rows(record, origin)
+            if len(rows) == 1 and not measured_testbed(record, origin).get("cpu_by_phase"):
+                raise SimfsError(f"{origin}: testbed.cpu_by_phase not recorded: each phase's CPU time is needed")
+            for (label, _, busy, utilisation), phase in zip(rows, record["testbed"]["cpu_by_phase"]):
+                op = next(
+                    p for p in record["phases"] if p["iteration"] == phase["iteration"] and p["op"] == phase["phase"]
+                )
+                requests = op["bytes"] / FUSE_REQUEST_BYTES
+                key = (phase["phase"], str(record["testbed"].get("volume")))
+                groups.setdefault(key, []).append((label, utilisation, busy / requests))
+        spread = [g for g in groups.values() if len({round(u, 2) for _, u, _ in g}) > 1]
+        if not spread:
+            raise SimfsError("busy CPU growth fit: no operation was run at two loads (give runs of 1 to 8 clients)")
+
+        def bases(growth: float) -> dict[tuple[str, str], float]:
+            fitted = {}
+            for key, rows in groups.items():
+                scale = np.array([1 + growth * u for _, u, _ in rows])
+                cost = np.array([c for _, _, c in rows])
+                weights = 1 / cost**2  # relative errors
+                fitted[key] = float((weights * scale * cost).sum() / (weights * scale**2).sum())
+            return fitted
+
+        def loss(growth: float) -> float:
+            fitted = bases(growth)
+            return sum(
+                ((fitted[key] * (1 + growth * u) - c) / c) ** 2 for key, rows in groups.items() for _, u, c in rows
+            )
+
+        self.busy_cpu_growth_ = float(minimize_scalar(loss, bounds=(0.0, 10.0), method="bounded").x)
+        fitted = bases(self.busy_cpu_growth_)
+        self.runs_, self.utilisation_, self.cpu_s_per_request_, self.residuals_ = [], [], [], []
+        for key, rows in groups.items():
+            for label, u, c in rows:
+                self.runs_.append(label)
+                self.utilisation_.append(u)
+                self.cpu_s_per_request_.append(c)
+                self.residuals_.append(fitted[key] * (1 + self.busy_cpu_growth_ * u) / c - 1)
+        return self
+
+
 class GlusterCpuFit:
     """Per-request CPU costs from GlusterFS testbed run records (scikit-learn style:
-    ``fit`` returns self and sets the trailing-underscore attributes)."""
+    ``fit`` returns self and sets the trailing-underscore attributes).
+
+    ``busy_cpu_growth`` (:class:`BusyGrowthFit`): each run's or phase's CPU times are
+    divided by ``1 + busy_cpu_growth x utilisation`` first, so the costs are an idle
+    machine's."""
+
+    def __init__(self, busy_cpu_growth: float = 0.0) -> None:
+        self.busy_cpu_growth = busy_cpu_growth
 
     def fit(self, records: Iterable[tuple[str, dict]]) -> GlusterCpuFit:
         import numpy as np
@@ -84,12 +179,17 @@ class GlusterCpuFit:
         rows: dict[str, list[list[float]]] = {"clients": [], "bricks": [], "rest": []}
         seconds: dict[str, list[float]] = {"clients": [], "bricks": [], "rest": []}
         names, busy = [], []
+        phased = True
         for origin, record in records:
-            for group, (terms, used) in run_rows(record, origin).items():
-                rows[group].append(terms)
-                seconds[group].append(used)
-            names.append(origin)
-            busy.append(float(record["testbed"]["cpu_busy_s"]))
+            rows_of_run = run_rows(record, origin)
+            phased = phased and len(rows_of_run) == len(record["testbed"].get("cpu_by_phase") or ())
+            for label, groups, phase_busy, utilisation in rows_of_run:
+                idle = 1 + self.busy_cpu_growth * utilisation
+                for group, (terms, used) in groups.items():
+                    rows[group].append(terms)
+                    seconds[group].append(used / idle)
+                names.append(label)
+                busy.append(phase_busy / idle)
         solutions, predicted = {}, np.zeros(len(names))
         for group in rows:
             matrix, used = np.array(rows[group]), np.array(seconds[group])
@@ -106,6 +206,7 @@ class GlusterCpuFit:
         self.brick_write_cpu_s_, self.brick_read_cpu_s_ = map(float, solutions["bricks"])
         self.fixed_cpu_s_, self.wire_cpu_s_per_byte_ = map(float, solutions["rest"])
         self.runs_ = names
+        self.fixed_per_ = "phase" if phased else "run"
         self.busy_s_ = busy
         self.residuals_ = [float(value) for value in predicted - np.array(busy)]
         return self
@@ -122,14 +223,40 @@ class GlusterCpuFit:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("records", nargs="+", help="GlusterFS testbed run records (files or folders)")
+    parser.add_argument(
+        "--load",
+        nargs="+",
+        default=[],
+        metavar="RECORD",
+        help="records of one workload at several loads (1-8 clients), with each phase's CPU time: "
+        "fit host.busy_cpu_growth from them first",
+    )
     args = parser.parse_args(argv)
-    fit = fit_and_print(GlusterCpuFit(), args.records)
+    growth = 0.0
+    if args.load:
+        try:
+            busy = BusyGrowthFit().fit(read_records(args.load))
+        except SimfsError as error:
+            print(f"simfs: {error}", file=sys.stderr)
+            return 2
+        for label, utilisation, cost, residual in zip(
+            busy.runs_, busy.utilisation_, busy.cpu_s_per_request_, busy.residuals_
+        ):
+            print(
+                f"# {Path(label).name}: {utilisation:.0%} busy, {cost * 1e3:.3g} core-ms per request, fit {residual:+.1%}"
+            )
+        growth = busy.busy_cpu_growth_
+        print(f"busy_cpu_growth = {growth:.3g}")
+    fit = fit_and_print(GlusterCpuFit(busy_cpu_growth=round(growth, 3)), args.records)
     if fit is None:
         return 2
     for data, redundancy in ((2, 1), (4, 2), (6, 2)):
         write = host_cpu_s_per_byte(fit.costs, "write", data, redundancy)
         read = host_cpu_s_per_byte(fit.costs, "read", data, redundancy)
-        print(f"# disperse {data}+{redundancy}: {write * 1e9:.3g} ns per byte written, {read * 1e9:.3g} read")
+        print(
+            f"# disperse {data}+{redundancy}: {write * 1e9:.3g} ns per byte written, {read * 1e9:.3g} read "
+            f"(idle; {(1 + growth) * write * 1e9:.3g} and {(1 + growth) * read * 1e9:.3g} with every core busy)"
+        )
     return 0
 
 

@@ -136,7 +136,7 @@ def fit_and_print(estimator: Any, paths: Iterable[str | Path]) -> Any:
 def print_runs(fit: Any) -> None:
     """A fit's fixed cost and how well it explains each run's busy time, as comments
     (any fit with ``fixed_cpu_s_``, ``runs_``, ``busy_s_`` and ``residuals_``)."""
-    print(f"# fixed cost per run: {fit.fixed_cpu_s_:.3g} core-s")
+    print(f"# fixed cost per {getattr(fit, 'fixed_per_', 'run')}: {fit.fixed_cpu_s_:.3g} core-s")
     for name, busy, residual in zip(fit.runs_, fit.busy_s_, fit.residuals_):
         print(f"# {Path(name).name}: {busy:.3g} core-s busy, fit {residual:+.3g}")
 

@@ -18,7 +18,7 @@ from simfs.filesystems.core import FileSystemInstance
 from simfs.filesystems.glusterfs import HOST_COSTS, host_cpu_s_per_byte
 from simfs.ingest import read_file
 from simfs.systems import load_profile
-from simfs.testbed.gluster_cpu import GlusterCpuFit, main, run_rows
+from simfs.testbed.gluster_cpu import BusyGrowthFit, GlusterCpuFit, main, run_rows
 from simfs.testbed.host_cpu import read_records
 from simfs.testbed.metadata_cpu import MetadataCpuFit
 from tests.unit.phases import phase
@@ -29,6 +29,7 @@ LINK_Bps = 12.5e6 * 1448 / 1514
 IOR = "ior -a POSIX -F -t 1m -b 64m -w -r -C -e"
 ROOT = Path(__file__).resolve().parents[2]
 CALIBRATION_RUNS = ROOT / "calibration" / "testbed" / "gluster-runs"
+LOAD_RUNS = ROOT / "calibration" / "testbed" / "gluster-load-runs"
 NO_HOST = {"mechanisms.shared_host_cpu": False}
 
 
@@ -156,11 +157,18 @@ def test_a_testbed_record_sets_the_volume_it_ran_on(tmp_path):
 
 
 def test_the_profile_host_costs_are_the_fit_of_the_committed_calibration_runs():
-    records = read_records([CALIBRATION_RUNS])
-    fit = GlusterCpuFit().fit(records)
     host = load_profile("testbed-glusterfs").data["host"]
+    busy = BusyGrowthFit().fit(read_records([LOAD_RUNS]))
+    assert host["busy_cpu_growth"] == pytest.approx(busy.busy_cpu_growth_, rel=1e-3)
+    # One workload at 1, 2, 4 and 8 clients: the cores from under a fifth to nearly all busy.
+    assert min(busy.utilisation_) < 0.2 and max(busy.utilisation_) > 0.85
+    assert max(map(abs, busy.residuals_)) < 0.1
+    records = read_records([CALIBRATION_RUNS])
+    fit = GlusterCpuFit(busy_cpu_growth=host["busy_cpu_growth"]).fit(records)
     for name in HOST_COSTS:
         assert host[name] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3, abs=1e-12), name
+    # Every calibration record has each phase's CPU time: the fit's rows are phases.
+    assert len(fit.runs_) == sum(len(record["testbed"]["cpu_by_phase"]) for _, record in records)
     # One client on 2+1, 3+2 and 4+1 volumes: link-bound, three numbers of bricks per
     # write and per read.
     shapes = set()
@@ -214,6 +222,81 @@ def test_the_fit_recovers_known_request_costs():
     assert host_cpu_s_per_byte(costs, "read", 6, 2) == pytest.approx((2e-3 + 6 * (1.5e-4 + 2e-4)) / request + 4e-9)
 
 
+def phased_record(volume: str, data: int, redundancy: int, mib: int, costs: dict, growth: float, loads: tuple) -> dict:
+    """A write-read record with each phase's CPU time as ``costs`` (idle) and ``growth``
+    make it at the phase's utilisation ``loads``."""
+    request, fixed = 131072, 0.2
+    size = mib << 20
+    record = {"status": "ok", "phases": [], "testbed": {"file_system": "glusterfs", "volume": volume}}
+    phases = []
+    for op, utilisation in zip(("write", "read"), loads):
+        requests = size / request
+        bricks_per = data + redundancy if op == "write" else data
+        clients = requests * costs[f"{op}_request_cpu_s"] + requests * bricks_per * costs["fragment_request_cpu_s"]
+        bricks = requests * bricks_per * costs[f"brick_{op}_cpu_s"]
+        wire = size * (bricks_per / data if op == "write" else 1)
+        scale = 1 + growth * utilisation
+        busy = scale * (clients + bricks + fixed + wire * costs["wire_cpu_s_per_byte"])
+        record["phases"].append({"iteration": 0, "op": op, "bytes": size})
+        phases.append(
+            {
+                "iteration": 0,
+                "phase": op,
+                "cpu_busy_s": busy,
+                "cpu_utilisation": utilisation,
+                "cpu_by_process_s": {"gs1.brick": scale * bricks, "c1": scale * clients},
+            }
+        )
+    record["testbed"].update(
+        cpu_by_phase=phases,
+        cpu_busy_s=sum(p["cpu_busy_s"] for p in phases),
+        cpu_by_process_s={"gs1.brick": 0.0, "c1": 0.0},
+    )
+    return record
+
+
+def test_phase_by_phase_rows_recover_idle_costs_and_the_busy_growth():
+    costs = dict(zip(HOST_COSTS, (1e-4, 2e-3, 1.5e-4, 9e-4, 2e-4, 4e-9)))
+    growth = 0.4
+    calibration = [
+        (f"{volume}-{mib}", phased_record(volume, data, redundancy, mib, costs, growth, (0.1 + 0.01 * mib / 64, 0.12)))
+        for volume, data, redundancy in (("disperse 2+1", 2, 1), ("disperse 3+2", 3, 2), ("disperse 4+1", 4, 1))
+        for mib in (64, 128)
+    ]
+    load = [
+        (f"load-{index}", phased_record("disperse 4+1", 4, 1, 64, costs, growth, (u, u)))
+        for index, u in enumerate((0.2, 0.4, 0.8, 1.0))
+    ]
+    # The load runs' phases differ only by utilisation: busy time per request is
+    # base x (1 + growth x utilisation), up to the fixed cost per phase.
+    busy = BusyGrowthFit().fit(load)
+    assert busy.busy_cpu_growth_ == pytest.approx(growth, rel=0.05)
+    assert len(busy.runs_) == 8 and busy.runs_[0] == "load-0 write"
+    fit = GlusterCpuFit(busy_cpu_growth=growth).fit(calibration)
+    assert fit.costs == pytest.approx(costs, rel=1e-6)
+    assert fit.fixed_cpu_s_ == pytest.approx(0.2)
+    assert [name.rsplit(" ", 1)[1] for name in fit.runs_] == ["write", "read"] * 6
+    # Without the growth the same records read as dearer requests.
+    assert GlusterCpuFit().fit(calibration).brick_write_cpu_s_ > costs["brick_write_cpu_s"] * 1.03
+    # One load only identifies nothing; records without phases cannot be used.
+    with pytest.raises(SimfsError, match="no operation was run at two loads"):
+        BusyGrowthFit().fit(load[:1])
+    whole = json.loads(json.dumps(load[0][1]))
+    del whole["testbed"]["cpu_by_phase"]
+    with pytest.raises(SimfsError, match="w.json: testbed.cpu_by_phase not recorded"):
+        BusyGrowthFit().fit([("w.json", whole)])
+
+
+def test_the_shared_host_charges_the_busy_machine_cost():
+    idle = simfs.load_system("testbed-glusterfs", {**volume(6, 2, 8), "host.busy_cpu_growth": 0.0})
+    busy = simfs.load_system("testbed-glusterfs", {**volume(6, 2, 8), "host.busy_cpu_growth": 0.5})
+    for op in ("write", "read"):
+        assert busy.shared_host.cpu_s_per_byte(op) == pytest.approx(1.5 * idle.shared_host.cpu_s_per_byte(op))
+    assert "x 1.5 with every core busy" in busy.describe()
+    with pytest.raises(ProfileError, match="host.busy_cpu_growth: expected >= 0, got -0.1"):
+        simfs.load_system("testbed-glusterfs", {"host.busy_cpu_growth": -0.1})
+
+
 def test_the_fit_refuses_what_cannot_identify_it(tmp_path, capsys):
     one = run_record("disperse 2+1", 64 << 20, 64 << 20, 1.5, 2.0, 4.0)
     with pytest.raises(SimfsError, match="do not identify"):
@@ -238,7 +321,9 @@ def test_eight_clients_on_one_machine_are_cpu_bound_and_say_so():
     host = system.shared_host
     costs = load_profile("testbed-glusterfs").data["host"]
     write_ceiling = host.ceiling_Bps("write")
-    assert write_ceiling == pytest.approx(2 / host_cpu_s_per_byte(costs, "write", 6, 2))
+    # The busy machine's cost: the run is CPU-bound, so every core is busy.
+    busy = 1 + costs["busy_cpu_growth"]
+    assert write_ceiling == pytest.approx(2 / (busy * host_cpu_s_per_byte(costs, "write", 6, 2)))
     assert write_ceiling < 6 * LINK_Bps
     write, read, write_neck, read_neck = rates(8, volume(6, 2, 8))
     assert write == pytest.approx(write_ceiling, rel=0.01)

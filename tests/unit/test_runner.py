@@ -65,6 +65,42 @@ def test_bandwidth_is_all_bytes_over_first_open_to_last_close(tmp_path):
     assert write.bandwidth_Bps == pytest.approx(3 * (1 << 20) / span)
 
 
+def test_phase_boundaries_reach_the_caller_in_order_while_the_ranks_wait(tmp_path):
+    seen = []
+
+    def on_phase(event, record):
+        seen.append((event, None if record is None else (record.iteration, record.phase)))
+        if event == "start" and len(seen) > 1:
+            time.sleep(0.2)  # the ranks wait in the barrier meanwhile
+
+    measured, _ = _run(IOR_SMALL + " -i 2", tmp_path, on_phase=on_phase)
+    assert measured.status == "ok"
+    assert seen == [
+        ("start", None),
+        ("end", (0, "write")),
+        ("start", None),
+        ("end", (0, "read")),
+        ("start", None),
+        ("end", (1, "write")),
+        ("start", None),
+        ("end", (1, "read")),
+    ]
+    # A lower bound, whatever the machine's speed: no rank opened its file of the next
+    # phase before the call at that phase's start returned.
+    phases = [(0, "write"), (0, "read"), (1, "write"), (1, "read")]
+    for before, after in zip(phases, phases[1:]):
+        ended = max(r.close_end for r in measured.records if (r.iteration, r.phase) == before)
+        opened = min(r.open_start for r in measured.records if (r.iteration, r.phase) == after)
+        assert opened - ended >= 0.2
+
+
+def test_an_unsynchronised_run_has_no_phase_boundaries(tmp_path):
+    # bonnie++ ranks meet only at the start and report at the end: no phase has barriers.
+    seen = []
+    measured, _ = _run("bonnie++ -d /tmp -s 2m:64k -n 0 -f", tmp_path, on_phase=lambda *args: seen.append(args))
+    assert measured.status == "ok" and seen == []
+
+
 def test_a_rank_that_starts_late_lengthens_the_phase(tmp_path, monkeypatch):
     monkeypatch.setenv("SIMFS_RUNNER_DELAY", "1:0.4")
     measured, _ = _run("ior -F -t 64k -b 1m -w", tmp_path)

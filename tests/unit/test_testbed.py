@@ -221,6 +221,19 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
     assert set(daemons) == {"master", "cs1", "cs2", "c1", "c2"}
     assert all(daemons[name] > 0 for name in ("cs1", "cs2", "c1", "c2"))
     assert sum(daemons.values()) <= bed["cpu_busy_s"] + 5 * 0.01
+    # Every daemon waited for requests: voluntary context switches, many per request.
+    switches = bed["context_switches_by_process"]
+    assert set(switches) == set(daemons) and all(switches[name][0] > 0 for name in ("cs1", "c1"))
+    # Local ranks: each phase's CPU time too, sampled at its barriers, inside the run's.
+    if backend == "local":
+        phases = bed["cpu_by_phase"]
+        assert [(p["iteration"], p["phase"]) for p in phases] == [(0, "write"), (0, "read")]
+        assert all(0 < p["cpu_busy_s"] for p in phases)
+        assert sum(p["cpu_busy_s"] for p in phases) <= bed["cpu_busy_s"] + 0.01
+        assert sum(p["cpu_window_s"] for p in phases) <= bed["cpu_window_s"]
+        assert all(p["cpu_by_process_s"]["c1"] > 0 for p in phases)
+    else:
+        assert bed["cpu_by_phase"] == []
     assert len(mounted_during) == 2
 
 

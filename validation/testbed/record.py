@@ -223,6 +223,17 @@ SERIES: list[Series] = [
         )
         for data, redundancy in ((2, 1), (3, 2), (4, 1))
     ),
+    # GlusterFS calibration under load: 1, 2, 4 and 8 clients on a 4+1 volume (a shape
+    # no scaling case uses), each phase's CPU time and context switches recorded, for
+    # how a request's CPU time grows as the machine gets busy.
+    _gluster(
+        "gluster-calibration-load",
+        (4, 1),
+        5,
+        8,
+        {f"load-d4p1-c{count}": (count, SCALING) for count in (1, 2, 4, 8)},
+        GLUSTER_CALIBRATION.parent / "gluster-load-runs",
+    ),
     # GlusterFS: a dispersed volume of 2+1 bricks read and written by 1-3 clients; the
     # fan-in series are GLUSTER_FANIN's.
     Series(
@@ -244,6 +255,16 @@ SERIES: list[Series] = [
         8,
         8,
         {f"c{count}": (count, SCALING) for count in (1, 2, 4, 8)},
+        HERE / "runs" / "gluster-d6p2-clients",
+    ),
+    # The same series again (2026-11-27), now with each phase's CPU time (cpu_by_phase):
+    # from 4 clients the machine is CPU-bound, and which phase costs what is the question.
+    _gluster(
+        "gluster-d6p2-clients-repeat",
+        (6, 2),
+        8,
+        8,
+        {f"c{count}-r2": (count, SCALING) for count in (1, 2, 4, 8)},
         HERE / "runs" / "gluster-d6p2-clients",
     ),
     *(
