@@ -857,6 +857,16 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
         f"{sum(cost['switch_port_drops'].values())} packets dropped at switch ports",
         file=sys.stderr,
     )
+    if cost["cpu_by_phase"]:
+        # A run that writes and then reads can be link-bound in one phase and CPU-bound in the other.
+        print(
+            "testbed: CPU by phase: "
+            + ", ".join(
+                f"{phase.get('phase', '?')} {phase['cpu_utilisation']:.0%} busy ({phase['cpu_busy_s']:.2f} core-s)"
+                for phase in cost["cpu_by_phase"]
+            ),
+            file=sys.stderr,
+        )
     if json_path is not None and record is not None:
         print(f"record written to {json_path}", file=sys.stderr)
     if exit_code and record is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -189,7 +190,12 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
         )
         assert code == 0, capsys.readouterr().err
         mounted_during = testbed.status()["mounted"]
-        capsys.readouterr()
+        printed = capsys.readouterr().err
+        by_phase = [line for line in printed.splitlines() if line.startswith("testbed: CPU by phase: ")]
+        if backend == "local":
+            assert len(by_phase) == 1 and re.search(r"write \d+% busy .*, read \d+% busy", by_phase[0]), printed
+        else:
+            assert by_phase == [], printed
         # A command line the runner refuses: one line, before any rank starts.
         bad = ["testbed", "run", "--state", str(state)] + (["--mpi"] if backend == "mpi" else [])
         assert main([*bad, "--", "ior", "-F", "--bogus"]) == 2
