@@ -102,6 +102,10 @@ class Result:
     #: One line per phase simulated on a sample of its requests (a time-bounded phase's
     #: steady rate, :mod:`simfs.workloads.steady_state`).
     notes: tuple[str, ...] = ()
+    #: Synchronised runs on a machine whose cores every daemon shares (a testbed): per
+    #: ``(iteration, label)``, the share of those cores busy from the phase's barrier to
+    #: the next (what a testbed record's ``cpu_by_phase`` measures).
+    host_cpu_busy: dict[tuple[int, str], float] = field(default_factory=dict)
 
     def run_columns(self) -> dict[str, Any]:
         """Columns that identify the run in every table."""
@@ -193,6 +197,8 @@ class Result:
                     "mode": "request" if records[0].ops or (iteration, phase) in self.phase_modes else "fluid",
                 }
             )
+            if self.host_cpu_busy:
+                rows[-1]["host_cpu_busy"] = self.host_cpu_busy.get((iteration, phase), float("nan"))
         return rows
 
     @property

@@ -189,7 +189,26 @@ def run(
         request_queues={f"{system.NAMES['metadata']}.dir-lock": fs.metadata.queue_samples()}
         if record_timeline
         else None,
+        host_cpu_busy=_host_cpu_busy(network, fs, program.phase_marks),
     )
+
+
+def _host_cpu_busy(
+    network: FluidNetwork, fs: FileSystemInstance, marks: list[tuple[float, np.ndarray, tuple[int, str]]]
+) -> dict[tuple[int, str], float]:
+    """Per synchronised phase, the shared host's cores busy from its barrier to the next
+    (or to the run's end), as a share of them; empty without a shared host."""
+    if fs.host_cpu is None or not marks:
+        return {}
+    index = network.resources.index(fs.host_cpu)
+    capacity = fs.host_cpu.capacity
+    ends = [(time, served) for time, served, _ in marks[1:]] + [(network.env.now, network.served_work())]
+    busy = {}
+    for (start, served_before, key), (end, served_after) in zip(marks, ends):
+        if end > start:
+            charged = float(served_after[index] - served_before[index]) / (capacity * (end - start))
+            busy[key] = fs.system.shared_host.utilisation(charged)
+    return busy
 
 
 def _request_counts(env: simpy.Environment, fs: FileSystemInstance) -> dict[str, int]:
@@ -245,6 +264,9 @@ class _Program:
         #: per iteration, the count every rank went on to (the later phases' items).
         self.stonewall_counts: dict[tuple[int, str], list[int]] = {}
         self.mdtest_items: dict[int, int] = {}
+        #: Synchronised phases as their barriers release: (time, work served per
+        #: resource so far, (iteration, label)); the next mark (or the run's end) closes each.
+        self.phase_marks: list[tuple[float, np.ndarray, tuple[int, str]]] = []
 
     def rank(self, rank: int):
         jitter = self.fs.system.variability.start_jitter_s
@@ -252,6 +274,10 @@ class _Program:
             for index, phase in enumerate(self.workload.phases):
                 if self.workload.synchronized or (iteration == 0 and index == 0):
                     yield self.barrier.wait()
+                    if self.workload.synchronized and rank == 0 and self.fs.host_cpu is not None:
+                        self.phase_marks.append(
+                            (self.env.now, self.network.served_work().copy(), (iteration, phase.label))
+                        )
                 if jitter and not self.workload.synchronized and iteration == 0 and index == 0:
                     # Launched without a barrier (pdsh, ssh): the ranks start apart.
                     yield self.env.timeout(float(self.fs.variability_rng.uniform(0, jitter)))

@@ -177,9 +177,6 @@ class GlusterFsSystem(FileSystem):
     #: a metadata request's CPU time is on this volume relative to that one (1: as given).
     metadata_measured_bricks: int = 0
     metadata_cpu_scale: float = 1.0
-    #: How much more a request costs the shared host when every core is busy than when
-    #: it is idle (``host.busy_cpu_growth``); the host's costs per byte include it.
-    host_busy_cpu_growth: float = 0.0
 
     @property
     def subvolume_bricks(self) -> int:
@@ -290,7 +287,6 @@ class GlusterFsSystem(FileSystem):
             version=profile.string("glusterfs.version", ""),
             metadata_measured_bricks=measured_bricks,
             metadata_cpu_scale=metadata_scale,
-            host_busy_cpu_growth=busy_growth,
         )
         profile.string("system.filesystem", choices={"glusterfs"})
         profile.check_all_read(ignore=("system.sources", "calibration"))
@@ -324,7 +320,7 @@ class GlusterFsSystem(FileSystem):
             lines.append(
                 f"  shared host: {host.cores} cores for every brick and client; CPU per byte on this volume "
                 f"{host.write_cpu_s_per_byte * 1e9:.3g} ns written, {host.read_cpu_s_per_byte * 1e9:.3g} ns read "
-                f"(per-request costs, [host], x {1 + self.host_busy_cpu_growth:.4g} with every core busy) = at most "
+                f"(per-request costs, [host], x {1 + host.busy_cpu_growth:.4g} with every core busy) = at most "
                 f"{host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
                 f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
             )
@@ -378,4 +374,5 @@ def _shared_host(
         cores=profile.number("host.cores", integer=True, positive=True),
         write_cpu_s_per_byte=busy * host_cpu_s_per_byte(costs, "write", data, redundancy, request_bytes),
         read_cpu_s_per_byte=busy * host_cpu_s_per_byte(costs, "read", data, redundancy, request_bytes),
+        busy_cpu_growth=busy_growth,
     )

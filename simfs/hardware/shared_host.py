@@ -35,6 +35,10 @@ class SharedHost:
     write_cpu_s_per_byte: float
     read_cpu_s_per_byte: float
     copy_cpu_s_per_byte: float = 0.0
+    #: The costs above are a fully busy machine's, this much above an idle one's (a
+    #: request costs more when every core is busy: GlusterFS's ``host.busy_cpu_growth``);
+    #: 0 where one cost holds at every load.
+    busy_cpu_growth: float = 0.0
 
     def __post_init__(self) -> None:
         if not (isinstance(self.cores, int) and self.cores >= 1):
@@ -43,10 +47,20 @@ class SharedHost:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name}: expected a positive CPU time per byte, got {value!r}")
+        if not (math.isfinite(self.busy_cpu_growth) and self.busy_cpu_growth >= 0):
+            raise ValueError(f"busy_cpu_growth: expected a non-negative growth, got {self.busy_cpu_growth!r}")
         if not (math.isfinite(self.copy_cpu_s_per_byte) and self.copy_cpu_s_per_byte >= 0):
             raise ValueError(
                 f"copy_cpu_s_per_byte: expected a non-negative CPU time per byte, got {self.copy_cpu_s_per_byte!r}"
             )
+
+    def utilisation(self, charged: float) -> float:
+        """The share of the cores busy when the flows' charges at the busy machine's costs
+        add up to ``charged`` of them: with costs growing as ``1 + growth x utilisation``
+        from an idle machine's, the utilisation ``u`` solves ``u = u_idle (1 + growth u)``,
+        ``u_idle = charged / (1 + growth)``; 1 where the host binds."""
+        idle = charged / (1 + self.busy_cpu_growth)
+        return idle / (1 - self.busy_cpu_growth * idle)
 
     def cpu_s_per_byte(self, op: str, copies: int = 1) -> float:
         """Core-seconds per byte of ``op``, written as ``copies`` copies."""

@@ -62,6 +62,10 @@ def wide_rows(phases: Sequence[dict[str, Any]], keys: Sequence[str], units: str 
                 out[f"{phase} agg {aggregate_unit}"] = _mean(row["agg_bw_Bps"] for row in sub) / aggregate_bytes
                 out[f"{phase} per-node {node_unit}"] = _mean(row["per_node_bw_Bps"] for row in sub) / node_bytes
             out[f"{phase} bottleneck"] = _bottleneck_label(sub)
+            busy = [row.get("host_cpu_busy") for row in sub]
+            if all(value is not None and not math.isnan(value) for value in busy):
+                # A testbed's shared cores: how near the phase came to being CPU-bound.
+                out[f"{phase} host CPU busy"] = _mean(busy)
         table.append(out)
     return table
 

@@ -17,6 +17,7 @@ from simfs.filesystems import GlusterFsSystem
 from simfs.filesystems.core import FileSystemInstance
 from simfs.filesystems.glusterfs import HOST_COSTS, host_cpu_s_per_byte
 from simfs.ingest import read_file
+from simfs.report.tables import wide_rows
 from simfs.systems import load_profile
 from simfs.testbed.gluster_cpu import BusyGrowthFit, GlusterCpuFit, main, run_rows
 from simfs.testbed.host_cpu import read_records
@@ -295,6 +296,50 @@ def test_the_shared_host_charges_the_busy_machine_cost():
     assert "x 1.5 with every core busy" in busy.describe()
     with pytest.raises(ProfileError, match="host.busy_cpu_growth: expected >= 0, got -0.1"):
         simfs.load_system("testbed-glusterfs", {"host.busy_cpu_growth": -0.1})
+
+
+def test_a_phase_says_how_busy_the_shared_cores_were():
+    # One client on 6+2, link-bound: the cores' busy share is what its bytes cost an idle
+    # machine, raised by the growth at that share (u = u_idle (1 + growth u)).
+    result = simfs.simulate("testbed-glusterfs", IOR, nodes=1, overrides=volume(6, 2, 8))
+    host = result_system(6, 2).shared_host
+    growth = host.busy_cpu_growth
+    assert growth == load_profile("testbed-glusterfs").data["host"]["busy_cpu_growth"]
+    for op in ("write", "read"):
+        row = phase(result, op)
+        idle = row["bytes"] * host.cpu_s_per_byte(op) / (1 + growth) / (host.cores * row["time_s"])
+        # The barriers' window also holds the opens and the closes (milliseconds of seconds).
+        assert row["host_cpu_busy"] == pytest.approx(idle / (1 - growth * idle), rel=0.01), op
+        assert 0.1 < row["host_cpu_busy"] < 0.3
+    # Eight clients: every core busy in both phases.
+    busy = simfs.simulate("testbed-glusterfs", IOR, nodes=8, overrides=volume(6, 2, 8))
+    assert all(phase(busy, op)["host_cpu_busy"] == pytest.approx(1.0, abs=0.01) for op in ("write", "read"))
+    # The table a user reads shows it beside the bottleneck.
+    (shown,) = wide_rows(busy.phase_rows(), ["nodes", "ppn"])
+    assert shown["write host CPU busy"] == pytest.approx(phase(busy, "write")["host_cpu_busy"])
+    # Without a shared host the rows have no such column.
+    alone = simfs.simulate("testbed-glusterfs", IOR, nodes=1, overrides={**volume(6, 2, 8), **NO_HOST})
+    assert "host_cpu_busy" not in alone.phases.columns
+
+
+def result_system(data: int, redundancy: int) -> GlusterFsSystem:
+    return simfs.load_system("testbed-glusterfs", volume(data, redundancy, data + redundancy))
+
+
+def test_the_busy_share_solves_the_growing_cost():
+    from simfs.hardware import SharedHost
+
+    flat = SharedHost(cores=2, write_cpu_s_per_byte=1e-8, read_cpu_s_per_byte=1e-8)
+    assert flat.utilisation(0.4) == pytest.approx(0.4)
+    growing = SharedHost(cores=2, write_cpu_s_per_byte=1e-8, read_cpu_s_per_byte=1e-8, busy_cpu_growth=0.5)
+    assert growing.utilisation(1.0) == pytest.approx(1.0)
+    for charged in (0.1, 0.5, 0.9):
+        busy = growing.utilisation(charged)
+        # Charged at the busy machine's cost (1.5 x idle): u = (charged / 1.5) (1 + 0.5 u).
+        assert busy == pytest.approx(charged / 1.5 * (1 + 0.5 * busy))
+        assert charged / 1.5 < busy < charged
+    with pytest.raises(ValueError, match="busy_cpu_growth: expected a non-negative growth, got -0.5"):
+        SharedHost(cores=2, write_cpu_s_per_byte=1e-8, read_cpu_s_per_byte=1e-8, busy_cpu_growth=-0.5)
 
 
 def test_the_fit_refuses_what_cannot_identify_it(tmp_path, capsys):
