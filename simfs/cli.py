@@ -862,7 +862,8 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
         print(
             "testbed: CPU by phase: "
             + ", ".join(
-                f"{phase.get('phase', '?')} {phase['cpu_utilisation']:.0%} busy ({phase['cpu_busy_s']:.2f} core-s)"
+                f"{phase.get('phase', '?')}{_iteration_mark(phase, cost['cpu_by_phase'])} "
+                f"{phase['cpu_utilisation']:.0%} busy ({phase['cpu_busy_s']:.2f} core-s)"
                 for phase in cost["cpu_by_phase"]
             ),
             file=sys.stderr,
@@ -874,6 +875,12 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     elif record is None:
         print(f"simfs: testbed run: the MPI job ended (exit {exit_code}) before rank 0 wrote a record", file=sys.stderr)
     return exit_code
+
+
+def _iteration_mark(phase: dict, phases: list[dict]) -> str:
+    """`` (2)`` after a phase of the second iteration, where the run had several."""
+    several = len({entry.get("iteration") for entry in phases}) > 1
+    return f" ({phase['iteration'] + 1})" if several and "iteration" in phase else ""
 
 
 def _cpu_shares(daemons: dict[str, float], file_system: str) -> dict[str, float]:

@@ -73,10 +73,10 @@ What differs from an object store such as Lustre, and why:
   written costs a 6+2 volume more than twice what it costs a 2+1 one, a byte read 1.4
   times (:func:`host_cpu_s_per_byte`, fitted by ``testbed/gluster_cpu.py``).  A request
   costs more on a busy machine than on an idle one: from 1 to 8 clients on a 4+1 volume
-  the CPU time per request grew by a third as the cores went from 17% to 88-97% busy,
-  in every process group, with the involuntary context switches (preemptions) per
-  request growing 3-6 fold; the costs are those of an idle machine, times
-  ``1 + host.busy_cpu_growth`` where the host binds (every core busy).
+  the CPU time per request grew by a third as the cores went from 17% to 88-97% busy
+  (the clients' +18-63%, the bricks' +25-33%), with the bricks' involuntary context
+  switches (preemptions) per request growing 2.7-6.3 fold; the costs are those of an idle
+  machine, times ``1 + host.busy_cpu_growth`` where the host binds (every core busy).
 
 Not modelled: self-heal, the read-modify-write of writes that do not cover whole
 ``K x 512`` stripes (write-behind makes IOR's sequential writes whole), the few per cent
@@ -318,9 +318,10 @@ class GlusterFsSystem(FileSystem):
         if self.shared_host is not None:
             host = self.shared_host
             lines.append(
-                f"  shared host: {host.cores} cores for every brick and client; CPU per byte on this volume "
-                f"{host.write_cpu_s_per_byte * 1e9:.3g} ns written, {host.read_cpu_s_per_byte * 1e9:.3g} ns read "
-                f"(per-request costs, [host], x {1 + host.busy_cpu_growth:.4g} with every core busy) = at most "
+                f"  shared host: {host.cores} cores for every brick and client; CPU per byte on this volume with "
+                f"every core busy {host.write_cpu_s_per_byte * 1e9:.3g} ns written, "
+                f"{host.read_cpu_s_per_byte * 1e9:.3g} ns read (per-request costs, [host], "
+                f"{1 + host.busy_cpu_growth:.4g} x an idle machine's) = at most "
                 f"{host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
                 f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
             )

@@ -148,8 +148,9 @@ def measure(
 
     ``on_phase(event, record)`` (local processes only) is called by the coordinator at
     each phase boundary of a synchronised run, while every rank waits in the barrier:
-    ``("start", None)`` as a phase starts and ``("end", rank_0_record)`` as it ends, so a
-    caller can sample counters of its own phase by phase (the testbed's CPU time)."""
+    ``("start", None)`` as a phase starts and ``("end", a_rank_record)`` as it ends
+    (``"failed"`` where a rank failed in it), so a caller can sample counters of its own
+    phase by phase (the testbed's CPU time)."""
     if backend not in ("auto", "local", "mpi"):
         raise SimfsError(f"--backend {backend}: expected auto, local or mpi")
     use_mpi = backend == "mpi" or (backend == "auto" and in_mpi_job())
@@ -319,16 +320,25 @@ class _StartError(SimfsError):
 
 
 def _phase_boundary(on_phase: Callable[[str, RankPhase | None], None]) -> Callable[[list[Any]], None]:
-    """What the coordinator does with each completed collective: a start barrier (every
-    rank sent None) or a phase's end (every rank sent its records) becomes an
-    ``on_phase`` call; the first collective (the ranks' hello) is neither."""
+    """What the coordinator does with each completed collective: the barrier before a
+    phase (every rank sent None) becomes ``on_phase("start", None)``, the gather after it
+    (every rank sent its records) ``on_phase("end", record)``, or ``("failed", record)``
+    where a rank reported a failure in it.  The ranks' hello and the barriers inside a
+    phase (IOR ``-g``: after the opens, before the closes) are neither.  ``on_phase``
+    runs in the coordinator while every rank waits: it should be quick, and an exception
+    from it stops the run like any coordinator failure."""
+    open_phase = [False]
 
     def boundary(answer: list[Any]) -> None:
         if all(entry is None for entry in answer):
-            on_phase("start", None)
+            if not open_phase[0]:
+                open_phase[0] = True
+                on_phase("start", None)
         elif all(isinstance(entry, tuple) and entry and entry[0] == "end" for entry in answer):
-            records = answer[0][2]
-            on_phase("end", records[-1] if records else None)
+            records = [record for entry in answer for record in entry[2]]
+            failed = any(entry[1] for entry in answer)
+            on_phase("failed" if failed else "end", records[-1] if records else None)
+            open_phase[0] = False
 
     return boundary
 

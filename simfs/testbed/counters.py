@@ -60,12 +60,15 @@ def switch_drops(network: TestbedNetwork) -> dict[str, int]:
     return drops
 
 
-def cpu_times() -> tuple[int, int]:
-    """(busy, total) clock ticks of all CPUs since boot."""
+def cpu_times() -> tuple[int, int, int, int]:
+    """(busy, total, nice, steal) clock ticks of all CPUs since boot: nice is what
+    lowered-priority processes used (a background job sharing the machine), steal what
+    the hypervisor gave to other guests while this one waited."""
     fields = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    fields += [0] * (8 - len(fields))
+    idle = fields[3] + fields[4]  # idle + iowait
     total = sum(fields[:8])  # guest time is already counted in user time
-    return total - idle, total
+    return total - idle, total, fields[1], fields[7]
 
 
 def process_cpu_s(processes: dict[str, Started]) -> dict[str, float]:
@@ -81,36 +84,52 @@ def process_cpu_s(processes: dict[str, Started]) -> dict[str, float]:
     return used
 
 
-def process_switches(processes: dict[str, Started]) -> dict[str, tuple[int, int]]:
-    """Per recorded process, the context switches its threads have made so far
-    (voluntary: it waited for something; involuntary: the scheduler took the core
-    away), summed over the threads now alive (``/proc/PID/task/*/status``)."""
+def process_switches(processes: dict[str, Started]) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per recorded process (one whose PID is still its own), each live thread's context
+    switches so far: voluntary (it waited for something) and involuntary (the scheduler
+    took the core away), from ``/proc/PID/task/TID/status``."""
     switches = {}
     for name, process in processes.items():
-        voluntary = involuntary = 0
+        fields = stat_fields(process.pid)
+        if fields is None or int(fields[19]) != process.start_ticks:
+            continue
         try:
             tasks = os.listdir(f"/proc/{process.pid}/task")
         except OSError:
             continue
+        threads = {}
         for task in tasks:
             try:
                 lines = Path(f"/proc/{process.pid}/task/{task}/status").read_text().splitlines()
             except OSError:
                 continue  # the thread ended meanwhile
+            counts = dict.fromkeys(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"), 0)
             for line in lines:
-                if line.startswith("voluntary_ctxt_switches:"):
-                    voluntary += int(line.split()[1])
-                elif line.startswith("nonvoluntary_ctxt_switches:"):
-                    involuntary += int(line.split()[1])
-        switches[name] = (voluntary, involuntary)
+                key = line.split(maxsplit=1)[0] if line else ""
+                if key in counts:
+                    counts[key] = int(line.split()[1])
+            threads[task] = (counts["voluntary_ctxt_switches:"], counts["nonvoluntary_ctxt_switches:"])
+        switches[name] = threads
     return switches
+
+
+def _switches_between(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[int]:
+    """A process's context switches between two samples, thread by thread: a thread
+    started meanwhile counts whole; one that ended meanwhile is not seen (its last
+    switches are lost)."""
+    voluntary = involuntary = 0
+    for thread, (now_voluntary, now_involuntary) in after.items():
+        then_voluntary, then_involuntary = before.get(thread, (0, 0))
+        voluntary += now_voluntary - then_voluntary
+        involuntary += now_involuntary - then_involuntary
+    return [voluntary, involuntary]
 
 
 class CpuSample:
     """The machine's and each recorded process's CPU time at one moment."""
 
     def __init__(self, processes: dict[str, Started]) -> None:
-        self.busy_ticks, self.total_ticks = cpu_times()
+        self.busy_ticks, self.total_ticks, self.nice_ticks, self.steal_ticks = cpu_times()
         self.process_s = process_cpu_s(processes)
         self.switches = process_switches(processes)
 
@@ -125,15 +144,18 @@ class CpuSample:
             "cpu_busy_s": busy * tick_s,
             "cpu_window_s": ticks * tick_s / cpus,
             "cpus": cpus,
+            # Inside the busy time: niced processes (not the testbed's) and stolen time.
+            "cpu_nice_s": (later.nice_ticks - self.nice_ticks) * tick_s,
+            "cpu_steal_s": (later.steal_ticks - self.steal_ticks) * tick_s,
             "cpu_by_process_s": {
                 name: round(seconds - self.process_s[name], 6)
                 for name, seconds in later.process_s.items()
                 if name in self.process_s
             },
-            # Voluntary and involuntary; a thread that ended meanwhile takes its own away.
+            # Voluntary and involuntary, summed over the threads (_switches_between).
             "context_switches_by_process": {
-                name: [max(0, now - before) for now, before in zip(counts, self.switches[name])]
-                for name, counts in later.switches.items()
+                name: _switches_between(self.switches[name], threads)
+                for name, threads in later.switches.items()
                 if name in self.switches
             },
         }
@@ -158,12 +180,15 @@ class RunCounters:
         self._phases: list[dict] = []
 
     def phase_boundary(self, event: str, record: RankPhase | None) -> None:
+        """The runner's ``on_phase``: sample at a phase's start; at its end, record what
+        it cost (a phase in which a rank failed is left out: it did not run whole)."""
         if event == "start":
             self._phase_start = CpuSample(self._processes)
         elif self._phase_start is not None:
-            cost = self._phase_start.until(CpuSample(self._processes))
-            named = {"iteration": record.iteration, "phase": record.phase} if record is not None else {}
-            self._phases.append({**named, **cost})
+            if event == "end":
+                cost = self._phase_start.until(CpuSample(self._processes))
+                named = {"iteration": record.iteration, "phase": record.phase} if record is not None else {}
+                self._phases.append({**named, **cost})
             self._phase_start = None
 
     def since(self) -> dict:

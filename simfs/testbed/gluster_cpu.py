@@ -12,7 +12,7 @@ does not carry to another; per-request costs do.
 
 Each run record carries the CPU time of each process (``testbed.cpu_by_process_s``) and
 of the whole machine (``testbed.cpu_busy_s``), for the whole run and, in records made
-since 2026-11-27, for each phase (``testbed.cpu_by_phase``), so three fits, each a
+since 17:30 UTC on 2026-11-27, for each phase (``testbed.cpu_by_phase``), so three fits, each a
 non-negative least squares over the phases (or the runs), share the machine's time out::
 
     clients = write requests x write_request + read requests x read_request
@@ -39,10 +39,15 @@ import argparse
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from simfs.errors import SimfsError
 from simfs.filesystems.glusterfs import FUSE_REQUEST_BYTES, HOST_COSTS, host_cpu_s_per_byte
 from simfs.testbed.host_cpu import fit_and_print, measured_testbed, read_records
+
+#: The largest growth the fit considers: a request costing 11 times as much on a busy
+#: machine as on an idle one would be another machine.
+MAX_GROWTH = 10.0
 
 
 def client_and_brick_cpu_s(processes: dict[str, float]) -> tuple[float, float]:
@@ -54,12 +59,24 @@ def client_and_brick_cpu_s(processes: dict[str, float]) -> tuple[float, float]:
     return clients, bricks
 
 
-def run_rows(
-    record: dict, origin: str = "record"
-) -> list[tuple[str, dict[str, tuple[list[float], float]], float, float]]:
-    """A run's rows of the three fits: one per phase where the record has each phase's
-    CPU time (``testbed.cpu_by_phase``), else one for the whole run; each is (label,
-    {group: (coefficients, CPU seconds)}, busy core-seconds, the CPUs' utilisation)."""
+class FitRow(NamedTuple):
+    """One row of the fits: a phase (or a whole run, from records without each phase's
+    CPU time)."""
+
+    label: str
+    #: Per group (clients, bricks, rest): the coefficients of its costs and its CPU seconds.
+    groups: dict[str, tuple[list[float], float]]
+    busy_s: float
+    utilisation: float
+    #: FUSE requests the row's phases made, and their operation (None: a whole run).
+    requests: float
+    op: str | None
+
+
+def run_rows(record: dict, origin: str = "record") -> list[FitRow]:
+    """A run's rows of the fits: one per phase where the record has each phase's CPU
+    time (``testbed.cpu_by_phase``, matched to its phase by iteration and label), else
+    one for the whole run."""
     from simfs.ingest.simfs_run import gluster_volume
 
     testbed = measured_testbed(record, origin)
@@ -70,25 +87,43 @@ def run_rows(
     if not isinstance(testbed.get("cpu_by_process_s"), dict):
         raise SimfsError(f"{origin}: testbed.cpu_by_process_s not recorded: the processes' CPU time is not known")
     phases = testbed.get("cpu_by_phase") or []
-    by_phase = {(phase["iteration"], phase["op"]): phase for phase in record["phases"]} if phases else {}
-    if phases and all((cost.get("iteration"), cost.get("phase")) in by_phase for cost in phases):
+    if not phases:
+        requests = sum(phase["bytes"] for phase in record["phases"]) / FUSE_REQUEST_BYTES
         return [
-            (
+            FitRow(
+                origin,
+                _rows(record["phases"], data, redundancy, testbed),
+                float(testbed["cpu_busy_s"]),
+                float(testbed.get("cpu_utilisation", 0.0)),
+                requests,
+                None,
+            )
+        ]
+    by_phase = {(phase["iteration"], phase["phase"]): phase for phase in record["phases"]}
+    rows = []
+    for index, cost in enumerate(phases):
+        phase = by_phase.get((cost.get("iteration"), cost.get("phase")))
+        if phase is None:
+            raise SimfsError(
+                f"{origin}: testbed.cpu_by_phase[{index}]: iteration {cost.get('iteration')!r}, phase "
+                f"{cost.get('phase')!r} is not a phase of the record"
+            )
+        if not phase["bytes"] > 0 or not float(cost["cpu_busy_s"]) > 0:
+            raise SimfsError(
+                f"{origin}: testbed.cpu_by_phase[{index}]: phase {cost['phase']!r} moved {phase['bytes']} bytes in "
+                f"{cost['cpu_busy_s']} busy core-s; expected both positive"
+            )
+        rows.append(
+            FitRow(
                 f"{origin} {cost['phase']}",
-                _rows([by_phase[(cost["iteration"], cost["phase"])]], data, redundancy, cost),
+                _rows([phase], data, redundancy, cost),
                 float(cost["cpu_busy_s"]),
                 float(cost["cpu_utilisation"]),
+                phase["bytes"] / FUSE_REQUEST_BYTES,
+                phase["op"],
             )
-            for cost in phases
-        ]
-    return [
-        (
-            origin,
-            _rows(record["phases"], data, redundancy, testbed),
-            float(testbed["cpu_busy_s"]),
-            float(testbed.get("cpu_utilisation", 0.0)),
         )
-    ]
+    return rows
 
 
 def _rows(phases: list[dict], data: int, redundancy: int, cost: dict) -> dict[str, tuple[list[float], float]]:
@@ -120,16 +155,11 @@ class BusyGrowthFit:
 
         groups: dict[tuple[str, str], list[tuple[str, float, float]]] = {}
         for origin, record in records:
-            rows = run_rows(record, origin)
-            if len(rows) == 1 and not measured_testbed(record, origin).get("cpu_by_phase"):
-                raise SimfsError(f"{origin}: testbed.cpu_by_phase not recorded: each phase's CPU time is needed")
-            for (label, _, busy, utilisation), phase in zip(rows, record["testbed"]["cpu_by_phase"]):
-                op = next(
-                    p for p in record["phases"] if p["iteration"] == phase["iteration"] and p["op"] == phase["phase"]
-                )
-                requests = op["bytes"] / FUSE_REQUEST_BYTES
-                key = (phase["phase"], str(record["testbed"].get("volume")))
-                groups.setdefault(key, []).append((label, utilisation, busy / requests))
+            for row in run_rows(record, origin):
+                if row.op is None:
+                    raise SimfsError(f"{origin}: testbed.cpu_by_phase not recorded: each phase's CPU time is needed")
+                key = (row.op, str(record["testbed"].get("volume")))
+                groups.setdefault(key, []).append((row.label, row.utilisation, row.busy_s / row.requests))
         spread = [g for g in groups.values() if len({round(u, 2) for _, u, _ in g}) > 1]
         if not spread:
             raise SimfsError("busy CPU growth fit: no operation was run at two loads (give runs of 1 to 8 clients)")
@@ -149,7 +179,11 @@ class BusyGrowthFit:
                 ((fitted[key] * (1 + growth * u) - c) / c) ** 2 for key, rows in groups.items() for _, u, c in rows
             )
 
-        self.busy_cpu_growth_ = float(minimize_scalar(loss, bounds=(0.0, 10.0), method="bounded").x)
+        growth = float(minimize_scalar(loss, bounds=(0.0, MAX_GROWTH), method="bounded").x)
+        if growth > MAX_GROWTH * 0.999:
+            raise SimfsError(f"busy CPU growth fit: the growth reached its bound ({MAX_GROWTH}): the runs disagree")
+        # Below a thousandth it is no growth (the bounded search does not reach 0 itself).
+        self.busy_cpu_growth_ = growth if growth > 1e-3 else 0.0
         fitted = bases(self.busy_cpu_growth_)
         self.runs_, self.utilisation_, self.cpu_s_per_request_, self.residuals_ = [], [], [], []
         for key, rows in groups.items():
@@ -181,15 +215,14 @@ class GlusterCpuFit:
         names, busy = [], []
         phased = True
         for origin, record in records:
-            rows_of_run = run_rows(record, origin)
-            phased = phased and len(rows_of_run) == len(record["testbed"].get("cpu_by_phase") or ())
-            for label, groups, phase_busy, utilisation in rows_of_run:
-                idle = 1 + self.busy_cpu_growth * utilisation
-                for group, (terms, used) in groups.items():
+            for row in run_rows(record, origin):
+                phased = phased and row.op is not None
+                idle = 1 + self.busy_cpu_growth * row.utilisation
+                for group, (terms, used) in row.groups.items():
                     rows[group].append(terms)
                     seconds[group].append(used / idle)
-                names.append(label)
-                busy.append(phase_busy / idle)
+                names.append(row.label)
+                busy.append(row.busy_s / idle)
         solutions, predicted = {}, np.zeros(len(names))
         for group in rows:
             matrix, used = np.array(rows[group]), np.array(seconds[group])
@@ -207,6 +240,8 @@ class GlusterCpuFit:
         self.fixed_cpu_s_, self.wire_cpu_s_per_byte_ = map(float, solutions["rest"])
         self.runs_ = names
         self.fixed_per_ = "phase" if phased else "run"
+        # With a growth the busy times are an idle machine's, as the costs are.
+        self.busy_label_ = "core-s on an idle machine" if self.busy_cpu_growth else "core-s busy"
         self.busy_s_ = busy
         self.residuals_ = [float(value) for value in predicted - np.array(busy)]
         return self
@@ -245,9 +280,10 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"# {Path(label).name}: {utilisation:.0%} busy, {cost * 1e3:.3g} core-ms per request, fit {residual:+.1%}"
             )
-        growth = busy.busy_cpu_growth_
-        print(f"busy_cpu_growth = {growth:.3g}")
-    fit = fit_and_print(GlusterCpuFit(busy_cpu_growth=round(growth, 3)), args.records)
+        # The profile's value, as printed, is the one the costs are fitted with.
+        growth = round(busy.busy_cpu_growth_, 3)
+        print(f"busy_cpu_growth = {growth:g}")
+    fit = fit_and_print(GlusterCpuFit(busy_cpu_growth=growth), args.records)
     if fit is None:
         return 2
     for data, redundancy in ((2, 1), (4, 2), (6, 2)):

@@ -138,7 +138,7 @@ def print_runs(fit: Any) -> None:
     (any fit with ``fixed_cpu_s_``, ``runs_``, ``busy_s_`` and ``residuals_``)."""
     print(f"# fixed cost per {getattr(fit, 'fixed_per_', 'run')}: {fit.fixed_cpu_s_:.3g} core-s")
     for name, busy, residual in zip(fit.runs_, fit.busy_s_, fit.residuals_):
-        print(f"# {Path(name).name}: {busy:.3g} core-s busy, fit {residual:+.3g}")
+        print(f"# {Path(name).name}: {busy:.3g} {getattr(fit, 'busy_label_', 'core-s busy')}, fit {residual:+.3g}")
 
 
 if __name__ == "__main__":

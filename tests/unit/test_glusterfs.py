@@ -238,7 +238,7 @@ def phased_record(volume: str, data: int, redundancy: int, mib: int, costs: dict
         wire = size * (bricks_per / data if op == "write" else 1)
         scale = 1 + growth * utilisation
         busy = scale * (clients + bricks + fixed + wire * costs["wire_cpu_s_per_byte"])
-        record["phases"].append({"iteration": 0, "op": op, "bytes": size})
+        record["phases"].append({"iteration": 0, "phase": op, "op": op, "bytes": size})
         phases.append(
             {
                 "iteration": 0,
@@ -286,6 +286,15 @@ def test_phase_by_phase_rows_recover_idle_costs_and_the_busy_growth():
     del whole["testbed"]["cpu_by_phase"]
     with pytest.raises(SimfsError, match="w.json: testbed.cpu_by_phase not recorded"):
         BusyGrowthFit().fit([("w.json", whole)])
+    # A phase's CPU time must belong to a phase of the record, and it must have moved bytes.
+    stray = json.loads(json.dumps(load[0][1]))
+    stray["testbed"]["cpu_by_phase"][1]["phase"] = "reread"
+    with pytest.raises(SimfsError, match=r"s.json: testbed.cpu_by_phase\[1\]: iteration 0, phase 'reread' is not"):
+        BusyGrowthFit().fit([("s.json", stray)])
+    empty = json.loads(json.dumps(load[0][1]))
+    empty["phases"][0]["bytes"] = 0
+    with pytest.raises(SimfsError, match=r"e.json: testbed.cpu_by_phase\[0\]: phase 'write' moved 0 bytes"):
+        GlusterCpuFit().fit([("e.json", empty)])
 
 
 def test_the_shared_host_charges_the_busy_machine_cost():
@@ -293,7 +302,7 @@ def test_the_shared_host_charges_the_busy_machine_cost():
     busy = simfs.load_system("testbed-glusterfs", {**volume(6, 2, 8), "host.busy_cpu_growth": 0.5})
     for op in ("write", "read"):
         assert busy.shared_host.cpu_s_per_byte(op) == pytest.approx(1.5 * idle.shared_host.cpu_s_per_byte(op))
-    assert "x 1.5 with every core busy" in busy.describe()
+    assert "1.5 x an idle machine's" in busy.describe()
     with pytest.raises(ProfileError, match="host.busy_cpu_growth: expected >= 0, got -0.1"):
         simfs.load_system("testbed-glusterfs", {"host.busy_cpu_growth": -0.1})
 

@@ -94,6 +94,21 @@ def test_phase_boundaries_reach_the_caller_in_order_while_the_ranks_wait(tmp_pat
         assert opened - ended >= 0.2
 
 
+def test_barriers_inside_a_phase_are_not_phase_boundaries(tmp_path):
+    # IOR -g adds a barrier after the opens and one before the closes.
+    seen = []
+    measured, _ = _run(IOR_SMALL + " -g", tmp_path, on_phase=lambda event, record: seen.append(event))
+    assert measured.status == "ok" and seen == ["start", "end", "start", "end"]
+
+
+def test_a_phase_a_rank_failed_in_ends_as_failed(tmp_path, monkeypatch):
+    # The fault hook fails rank 1's third write (ENOSPC); the phase ends at its barrier.
+    monkeypatch.setenv("SIMFS_RUNNER_FAULT", "1:write:2:ENOSPC")
+    seen = []
+    measured, _ = _run("ior -F -t 64k -b 1m -w -r", tmp_path, on_phase=lambda event, record: seen.append(event))
+    assert measured.status != "ok" and seen[:2] == ["start", "failed"] and "end" not in seen
+
+
 def test_an_unsynchronised_run_has_no_phase_boundaries(tmp_path):
     # bonnie++ ranks meet only at the start and report at the end: no phase has barriers.
     seen = []

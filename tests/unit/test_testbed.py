@@ -22,8 +22,9 @@ from simfs.cli import _mpi_missing, main
 from simfs.errors import SimfsError
 from simfs.testbed import cluster
 from simfs.testbed.cluster import PREFIX, Testbed, TestbedSpec
+from simfs.testbed.counters import _switches_between, process_switches
 from simfs.testbed.network import Link, leftover_namespaces
-from simfs.testbed.processes import Started, alive
+from simfs.testbed.processes import Started, alive, start_ticks
 from tests.unit.test_testbed_network import UNAVAILABLE
 
 
@@ -221,6 +222,7 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
     assert 0 <= bed["cpu_utilisation"] <= 1
     assert bed["goal"] == 2 and bed["cpus"] >= 1
     assert 0 < bed["cpu_busy_s"] <= bed["cpus"] * bed["cpu_window_s"]
+    assert 0 <= bed["cpu_nice_s"] + bed["cpu_steal_s"] <= bed["cpu_busy_s"]
     # Each daemon's own CPU time: every one worked (the clients and chunkservers moved
     # the bytes), and together no more than the machine was busy (one tick of slack each).
     daemons = bed["cpu_by_process_s"]
@@ -294,3 +296,16 @@ def test_a_failed_up_takes_down_what_it_had_made(tmp_path, monkeypatch):
     assert leftover_namespaces(PREFIX) == []
     assert not state.exists()
     assert not alive(started[0]), "the process started before the failure was left running"
+
+
+def test_context_switches_are_counted_thread_by_thread():
+    before = {"10": (100, 5), "11": (40, 2)}
+    # Thread 11 ended, thread 12 started: 10's growth plus 12's whole count.
+    after = {"10": (130, 9), "12": (7, 1)}
+    assert _switches_between(before, after) == [30 + 7, 4 + 1]
+    # This process: its threads are read from /proc, and a PID that is not the recorded
+    # process (another start time) is left out.
+    me = Started("me", os.getpid(), start_ticks(os.getpid()), "")
+    stranger = Started("stranger", os.getpid(), start_ticks(os.getpid()) + 1, "")
+    counts = process_switches({"me": me, "stranger": stranger})
+    assert set(counts) == {"me"} and str(os.getpid()) in counts["me"]
