@@ -286,6 +286,24 @@ SERIES: list[Series] = [
         {"c4": (4, SCALING)},
         HERE / "runs" / "gluster-servers" / "distribute",
     ),
+    # The four-client series again (2026-11-27 evening), with each phase's CPU time: the
+    # first was recorded in a session whose requests cost the machine more CPU.
+    *(
+        _gluster(
+            f"gluster-servers-{shape}-repeat",
+            volume,
+            bricks,
+            4,
+            {"c4-r2": (4, SCALING)},
+            HERE / "runs" / "gluster-servers" / shape,
+        )
+        for shape, volume, bricks in (
+            ("d2p1", (2, 1), 3),
+            ("d3p1", (3, 1), 4),
+            ("d4p2", (4, 2), 6),
+            ("distribute", None, 2),
+        )
+    ),
     *(
         Series(
             f"gluster-fanin-b{buffer // 1024}k-d{data}p{redundancy}",
