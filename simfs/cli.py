@@ -1106,10 +1106,21 @@ def _validate_live(args: argparse.Namespace) -> int:
     )
     print(f"{args.system}: predicted against measured")
     columns = ["run", "ppn", "phase", "unit", "measured", "spread_pct", "predicted", "error_pct"]
+    if table[["cpu_busy_measured", "cpu_busy_predicted"]].notna().all(axis=1).any():
+        # A testbed's shared cores: how busy each phase kept them, recorded and simulated.
+        shown = shown.assign(
+            cpu_busy_measured=table["cpu_busy_measured"].map(_percent),
+            cpu_busy_predicted=table["cpu_busy_predicted"].map(_percent),
+        )
+        columns += ["cpu_busy_measured", "cpu_busy_predicted"]
     print(shown[columns].to_string(index=False))
     errors = table["error_pct"].abs()
     print(f"{len(table)} phases: median |error| {errors.median():.1f}%, worst {errors.max():.1f}%")
     return 0
+
+
+def _percent(share: float) -> str:
+    return "-" if share != share else f"{share:.0%}"  # NaN: not recorded or not simulated
 
 
 #: The tools ``--workload`` takes (``simfs.workloads``; kept here so ``--help`` imports

@@ -3,11 +3,16 @@
 Each run record (``simfs measure --json``) is read as measurements (the median over its
 iterations, ``simfs.ingest.simfs_run``) and every phase is simulated on ``system`` with
 the run's nodes and processes per node: one row per run and phase, predicted against
-measured, with the error.
+measured, with the error.  For a testbed run, whose record holds each phase's CPU
+utilisation (``testbed.cpu_by_phase``), and a profile whose daemons share one machine's
+cores, the simulated utilisation stands beside it: a run the cores limit should be
+predicted as one.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import warnings
 from pathlib import Path
 
@@ -17,7 +22,7 @@ from simfs.errors import SimfsError
 from simfs.filesystems import system_from_profile
 from simfs.ingest import read_measurements
 from simfs.ingest.measurements import METRIC_UNITS
-from simfs.predict import NotSimulatedWarning, Predictor, plan
+from simfs.predict import NotSimulatedWarning, Point, Predictor, plan
 from simfs.systems.profile import load_profile
 
 
@@ -37,9 +42,10 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
     for point in points:
         row = measurements.loc[point.index]
         predicted = predictor.predict(point)
+        run = str(row["source"]).rsplit(":", 1)[0]
         rows.append(
             {
-                "run": str(row["source"]).rsplit(":", 1)[0],
+                "run": run,
                 "workload": point.workload,
                 "nodes": int(row["nodes"]),
                 "ppn": int(row["ppn"]),
@@ -50,6 +56,31 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
                 "spread_pct": 100 * point.uncertainty,
                 "predicted": predicted,
                 "error_pct": 100 * (predicted / point.measured - 1),
+                "cpu_busy_measured": _measured_cpu_busy(run, point.phase),
+                "cpu_busy_predicted": _predicted_cpu_busy(predictor, point),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _measured_cpu_busy(run: str, phase: str) -> float:
+    """A testbed record's CPU utilisation in ``phase`` (the mean over its iterations,
+    from ``testbed.cpu_by_phase``); NaN for other records."""
+    try:
+        record = json.loads(Path(run).read_text())
+    except (OSError, ValueError):
+        return math.nan
+    testbed = record.get("testbed") if isinstance(record, dict) else None
+    phases = testbed.get("cpu_by_phase") if isinstance(testbed, dict) else None
+    busy = [entry["cpu_utilisation"] for entry in phases or () if entry.get("phase") == phase]
+    return sum(busy) / len(busy) if busy else math.nan
+
+
+def _predicted_cpu_busy(predictor: Predictor, point: Point) -> float:
+    """The simulated share of a shared host's cores busy in the point's phase (its one
+    experiment's run, already simulated for the prediction); NaN without a shared host."""
+    if len(point.experiments) != 1:
+        return math.nan
+    rows = predictor.run(point.workload, point.experiments[0], point.overrides)
+    busy = [row["host_cpu_busy"] for row in rows if row["phase"] == point.phase and "host_cpu_busy" in row]
+    return sum(busy) / len(busy) if busy else math.nan

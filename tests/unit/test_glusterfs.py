@@ -331,6 +331,26 @@ def test_a_phase_says_how_busy_the_shared_cores_were():
     assert "host_cpu_busy" not in alone.phases.columns
 
 
+def test_a_live_comparison_sets_each_phase_s_cpu_beside_its_prediction(capsys):
+    from simfs.cli import main as cli
+    from simfs.validate.live import compare_live
+
+    runs = ROOT / "validation" / "testbed" / "runs" / "gluster-d6p2-clients"
+    phased, whole = runs / "c4-r2.json", runs / "c4.json"
+    table = compare_live([phased, whole], "testbed-glusterfs")
+    recorded = json.loads(phased.read_text())["testbed"]["cpu_by_phase"]
+    for op in ("write", "read"):
+        rows = table[table["phase"] == op].set_index("run")
+        expected = next(entry["cpu_utilisation"] for entry in recorded if entry["phase"] == op)
+        assert rows.loc[str(phased), "cpu_busy_measured"] == pytest.approx(expected)
+        assert np.isnan(rows.loc[str(whole), "cpu_busy_measured"])  # a record of whole runs only
+        simulated = phase(simfs.simulate("testbed-glusterfs", IOR, nodes=4, overrides=volume(6, 2, 8)), op)
+        assert rows["cpu_busy_predicted"].tolist() == pytest.approx([simulated["host_cpu_busy"]] * 2)
+    assert cli(["validate", "--live", str(phased), "--system", "testbed-glusterfs"]) == 0
+    printed = capsys.readouterr().out
+    assert "cpu_busy_measured" in printed and "93%" in printed
+
+
 def result_system(data: int, redundancy: int) -> GlusterFsSystem:
     return simfs.load_system("testbed-glusterfs", volume(data, redundancy, data + redundancy))
 
