@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import multiprocessing.synchronize
 import statistics
 import time
 
@@ -41,9 +42,22 @@ def work(kind: str) -> float:
     return time.process_time() - started
 
 
+def _worker(kind: str, start: multiprocessing.synchronize.Barrier, results: multiprocessing.Queue) -> None:
+    start.wait()  # every process starts its work at once
+    results.put(work(kind))
+
+
 def run(kind: str, processes: int) -> list[float]:
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
-        return pool.map(work, [kind] * processes)
+    """Each process's CPU seconds for one unit of work, all ``processes`` at once."""
+    context = multiprocessing.get_context("fork")
+    start, results = context.Barrier(processes), context.Queue()
+    workers = [context.Process(target=_worker, args=(kind, start, results)) for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    seconds = [results.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    return seconds
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -189,25 +189,27 @@ def run(
         request_queues={f"{system.NAMES['metadata']}.dir-lock": fs.metadata.queue_samples()}
         if record_timeline
         else None,
-        host_cpu_busy=_host_cpu_busy(network, fs, program.phase_marks),
+        host_cpu_busy=_host_cpu_busy(network, fs, workload, program.phase_marks),
     )
 
 
 def _host_cpu_busy(
-    network: FluidNetwork, fs: FileSystemInstance, marks: list[tuple[float, np.ndarray, tuple[int, str]]]
+    network: FluidNetwork, fs: FileSystemInstance, workload: WorkloadSpec, marks: list
 ) -> dict[tuple[int, str], float]:
-    """Per synchronised phase, the shared host's cores busy from its barrier to the next
-    (or to the run's end), as a share of them; empty without a shared host."""
-    if fs.host_cpu is None or not marks:
+    """Per synchronised data phase, the shared host's cores busy from its barrier to the
+    next (or to its last rank's end), as a share of them; empty without a shared host.
+    Metadata phases are left out: their requests use the cores through the metadata
+    service's own station, which this does not read."""
+    if fs.host_cpu is None or len(marks) < 2:
         return {}
     index = network.resources.index(fs.host_cpu)
     capacity = fs.host_cpu.capacity
-    ends = [(time, served) for time, served, _ in marks[1:]] + [(network.env.now, network.served_work())]
+    metadata = {phase.label for phase in workload.phases if phase.is_metadata}
     busy = {}
-    for (start, served_before, key), (end, served_after) in zip(marks, ends):
-        if end > start:
+    for (start, served_before, key), (end, served_after, _) in zip(marks, marks[1:]):
+        if key is not None and key[1] not in metadata and end > start:
             charged = float(served_after[index] - served_before[index]) / (capacity * (end - start))
-            busy[key] = fs.system.shared_host.utilisation(charged)
+            busy[key] = min(1.0, fs.system.shared_host.utilisation(charged))
     return busy
 
 
@@ -265,8 +267,10 @@ class _Program:
         self.stonewall_counts: dict[tuple[int, str], list[int]] = {}
         self.mdtest_items: dict[int, int] = {}
         #: Synchronised phases as their barriers release: (time, work served per
-        #: resource so far, (iteration, label)); the next mark (or the run's end) closes each.
-        self.phase_marks: list[tuple[float, np.ndarray, tuple[int, str]]] = []
+        #: resource so far, (iteration, label)); the next mark closes each, the last one
+        #: (label None) when every rank has finished.
+        self.phase_marks: list[tuple[float, np.ndarray, tuple[int, str] | None]] = []
+        self.ranks_done = 0
 
     def rank(self, rank: int):
         jitter = self.fs.system.variability.start_jitter_s
@@ -282,6 +286,11 @@ class _Program:
                     # Launched without a barrier (pdsh, ssh): the ranks start apart.
                     yield self.env.timeout(float(self.fs.variability_rng.uniform(0, jitter)))
                 yield from self._phase(rank, iteration, phase)
+        self.ranks_done += 1
+        if self.ranks_done == self.experiment.ranks and self.phase_marks:
+            # The last phase ends with its last rank, not with the simulation (a
+            # background job or a pending stonewall deadline may run on).
+            self.phase_marks.append((self.env.now, self.network.served_work().copy(), None))
 
     # -- one phase of one rank ----------------------------------------------------------
     def _phase(self, rank: int, iteration: int, phase: PhaseSpec):

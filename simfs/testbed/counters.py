@@ -118,10 +118,12 @@ def _switches_between(before: dict[str, tuple[int, int]], after: dict[str, tuple
     started meanwhile counts whole; one that ended meanwhile is not seen (its last
     switches are lost)."""
     voluntary = involuntary = 0
-    for thread, (now_voluntary, now_involuntary) in after.items():
-        then_voluntary, then_involuntary = before.get(thread, (0, 0))
-        voluntary += now_voluntary - then_voluntary
-        involuntary += now_involuntary - then_involuntary
+    for thread, now in after.items():
+        then = before.get(thread, (0, 0))
+        if now[0] < then[0] or now[1] < then[1]:
+            then = (0, 0)  # a new thread under an ended one's id: it counts whole
+        voluntary += now[0] - then[0]
+        involuntary += now[1] - then[1]
     return [voluntary, involuntary]
 
 

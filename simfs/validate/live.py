@@ -11,6 +11,7 @@ predicted as one.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import warnings
@@ -66,14 +67,20 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
 def _measured_cpu_busy(run: str, phase: str) -> float:
     """A testbed record's CPU utilisation in ``phase`` (the mean over its iterations,
     from ``testbed.cpu_by_phase``); NaN for other records."""
-    try:
-        record = json.loads(Path(run).read_text())
-    except (OSError, ValueError):
-        return math.nan
+    record = _record(run)
     testbed = record.get("testbed") if isinstance(record, dict) else None
     phases = testbed.get("cpu_by_phase") if isinstance(testbed, dict) else None
     busy = [entry["cpu_utilisation"] for entry in phases or () if entry.get("phase") == phase]
     return sum(busy) / len(busy) if busy else math.nan
+
+
+@functools.lru_cache(maxsize=64)
+def _record(run: str) -> object:
+    """A run record as JSON (None where it cannot be read: its rates were read already)."""
+    try:
+        return json.loads(Path(run).read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _predicted_cpu_busy(predictor: Predictor, point: Point) -> float:

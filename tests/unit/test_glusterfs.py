@@ -351,6 +351,28 @@ def test_a_live_comparison_sets_each_phase_s_cpu_beside_its_prediction(capsys):
     assert "cpu_busy_measured" in printed and "93%" in printed
 
 
+def test_the_busy_share_ends_with_the_job_and_leaves_metadata_out():
+    # A background job writing on after the main job's read: the read's window ends with
+    # its own last rank, so the share is the read's, not diluted by the time after it.
+    settings = volume(6, 2, 8)
+    alone = phase(simfs.simulate("testbed-glusterfs", IOR, nodes=4, overrides=settings), "read")
+    beside = simfs.simulate(
+        "testbed-glusterfs",
+        IOR,
+        nodes=4,
+        overrides=settings,
+        background="ior -a POSIX -F -t 1m -b 512m -w -e",
+        background_nodes=1,
+    )
+    read = phase(beside, "read")
+    assert read["agg_bw_Bps"] < alone["agg_bw_Bps"]  # the neighbour took cores from it
+    assert read["host_cpu_busy"] == pytest.approx(1.0, abs=0.02)
+    assert np.isnan(phase(beside, "background write")["host_cpu_busy"])
+    # mdtest's requests reach the cores through the metadata service: no figure here.
+    metadata = simfs.simulate("testbed-glusterfs", "mdtest -n 200 -F -C -T -r", nodes=2, overrides=settings)
+    assert "host_cpu_busy" not in metadata.phases.columns
+
+
 def result_system(data: int, redundancy: int) -> GlusterFsSystem:
     return simfs.load_system("testbed-glusterfs", volume(data, redundancy, data + redundancy))
 

@@ -303,6 +303,8 @@ def test_context_switches_are_counted_thread_by_thread():
     # Thread 11 ended, thread 12 started: 10's growth plus 12's whole count.
     after = {"10": (130, 9), "12": (7, 1)}
     assert _switches_between(before, after) == [30 + 7, 4 + 1]
+    # An id used again by a new thread: its counts start from nothing.
+    assert _switches_between({"10": (100, 5)}, {"10": (3, 1)}) == [3, 1]
     # This process: its threads are read from /proc, and a PID that is not the recorded
     # process (another start time) is left out.
     me = Started("me", os.getpid(), start_ticks(os.getpid()), "")

@@ -1,16 +1,19 @@
 """An estimate, not part of the model: reads as a closed queueing network on the testbed.
 
 The GlusterFS 6+2 reads at four clients ran at 38-43 MB/s while the model, with links of
-47.8 MB/s and cores good for 50.5, predicts 47.7 (`validation/README.md`).  Both
-recordings kept the cores 89-93% busy, so neither limit bound alone.  If each client
+47.8 MB/s and cores good for 50.5, predicts 47.7 (`validation/README.md`).  The second
+recording's read phase kept the cores 89% busy (the first recording's whole run 93%), so
+neither limit bound alone.  If each client
 keeps only a few 128 KiB FUSE requests in flight (the packet traces of the fan-in runs
 show the next request leaving while the last reply is still arriving), each request
 waits at its client's link and at the shared cores in turn, and the rate is that of a
 closed network, below both limits.  This prints its throughput by approximate mean
-value analysis (Schweitzer's): one class of ``--in-flight`` requests per client, each
+value analysis (Schweitzer's) for 1 to 12 requests in flight per client, each
 visiting its own link (128 KiB at 11.96 MB/s) and the machine's cores (the CPU time a
 read request cost in the second recording's read phase, 5.19 ms, on two cores taken as
-one server of twice the speed).
+one server of twice the speed).  Both the CPU time and the number in flight come from
+the run being explained (the first measured in it, the second chosen), so a match is a
+consistency check, not a prediction.
 
     .venv/bin/python validation/testbed/closed_reads.py [--clients 4] [--cpu-ms 5.19]
 """
