@@ -319,8 +319,8 @@ class GlusterFsSystem(FileSystem):
             host = self.shared_host
             lines.append(
                 f"  shared host: {host.cores} cores for every brick and client; CPU per byte on this volume with "
-                f"every core busy {host.write_cpu_s_per_byte * 1e9:.3g} ns written, "
-                f"{host.read_cpu_s_per_byte * 1e9:.3g} ns read (per-request costs, [host], "
+                f"every core busy {host.cpu_s_per_byte('write') * 1e9:.3g} ns written, "
+                f"{host.cpu_s_per_byte('read') * 1e9:.3g} ns read (per-request costs, [host], "
                 f"{1 + host.busy_cpu_growth:.4g} x an idle machine's) = at most "
                 f"{host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
                 f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
@@ -359,8 +359,8 @@ def _shared_host(
     profile: Profile, data: int, redundancy: int, request_bytes: int, busy_growth: float = 0.0
 ) -> SharedHost | None:
     """``[host]``: the testbed machine's cores and what a request costs them
-    (:func:`host_cpu_s_per_byte`), as the cost of a byte on this volume's shape when every
-    core is busy (``1 + busy_growth`` times an idle machine's)."""
+    (:func:`host_cpu_s_per_byte`), as the cost of a byte on this volume's shape on an idle
+    machine, and how much more it costs a busy one (``busy_growth``)."""
     if not profile.has("host"):
         return None
     costs = {name: profile.number(f"host.{name}", minimum=0) for name in HOST_COSTS}
@@ -368,12 +368,9 @@ def _shared_host(
         if not host_cpu_s_per_byte(costs, op, data, redundancy, request_bytes) > 0:
             fields = [f"host.{name}" for name in HOST_COSTS if op in name or "fragment" in name or "wire" in name]
             raise ValueError(f"{', '.join(fields)}: all 0, so a byte {what} costs the host no CPU time")
-    # The host binds only when every core is busy, and then a request costs more than on
-    # an idle machine (busy_cpu_growth): the resource's weights are the busy machine's.
-    busy = 1 + busy_growth
     return SharedHost(
         cores=profile.number("host.cores", integer=True, positive=True),
-        write_cpu_s_per_byte=busy * host_cpu_s_per_byte(costs, "write", data, redundancy, request_bytes),
-        read_cpu_s_per_byte=busy * host_cpu_s_per_byte(costs, "read", data, redundancy, request_bytes),
+        write_cpu_s_per_byte=host_cpu_s_per_byte(costs, "write", data, redundancy, request_bytes),
+        read_cpu_s_per_byte=host_cpu_s_per_byte(costs, "read", data, redundancy, request_bytes),
         busy_cpu_growth=busy_growth,
     )

@@ -29,15 +29,17 @@ class SharedHost:
     """Attributes: ``cores`` (the machine's cores); ``write_cpu_s_per_byte`` and
     ``read_cpu_s_per_byte`` (core-seconds the machine spends per byte a client writes or
     reads, all daemons together, one stored copy); ``copy_cpu_s_per_byte`` (core-seconds
-    per byte for each further copy a server forwards and stores: a chained write)."""
+    per byte for each further copy a server forwards and stores: a chained write), all
+    three an idle machine's; ``busy_cpu_growth`` (how much more every byte costs when all
+    the cores are busy: a request's CPU time grows as ``1 + growth x utilisation``,
+    GlusterFS's ``host.busy_cpu_growth``; 0 where one cost holds at every load).  The host
+    binds only when every core is busy, so the flows are charged the busy machine's costs
+    (:meth:`cpu_s_per_byte`)."""
 
     cores: int
     write_cpu_s_per_byte: float
     read_cpu_s_per_byte: float
     copy_cpu_s_per_byte: float = 0.0
-    #: The costs above are a fully busy machine's, this much above an idle one's (a
-    #: request costs more when every core is busy: GlusterFS's ``host.busy_cpu_growth``);
-    #: 0 where one cost holds at every load.
     busy_cpu_growth: float = 0.0
 
     def __post_init__(self) -> None:
@@ -63,10 +65,12 @@ class SharedHost:
         return idle / (1 - self.busy_cpu_growth * idle)
 
     def cpu_s_per_byte(self, op: str, copies: int = 1) -> float:
-        """Core-seconds per byte of ``op``, written as ``copies`` copies."""
+        """Core-seconds per byte of ``op``, written as ``copies`` copies, with every core busy."""
         if op == "write":
-            return self.write_cpu_s_per_byte + (copies - 1) * self.copy_cpu_s_per_byte
-        return self.read_cpu_s_per_byte
+            idle = self.write_cpu_s_per_byte + (copies - 1) * self.copy_cpu_s_per_byte
+        else:
+            idle = self.read_cpu_s_per_byte
+        return (1 + self.busy_cpu_growth) * idle
 
     def ceiling_Bps(self, op: str, copies: int = 1) -> float:
         """What the machine moves when every core does nothing else."""

@@ -12,8 +12,9 @@ recorded beside it, so that the CPU time a byte costs can be fitted over runs
 user and system time of all its threads): what the master, each chunkserver and each
 client's FUSE daemon took of it; the rest is the ranks and the kernel's work outside
 those processes (network softirqs, page cache), with each daemon's context switches
-(voluntary: it waited; involuntary: the scheduler preempted it).  The same CPU figures are recorded for
-each phase of a synchronised run (``cpu_by_phase``), sampled at its barriers.
+(voluntary: it waited; involuntary: the scheduler preempted it).  The same CPU figures
+are recorded for each phase of a synchronised run (``cpu_by_phase``), sampled at its
+barriers.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from simfs.runner.records import RankPhase
 from simfs.testbed.network import TestbedNetwork
-from simfs.testbed.processes import Started, stat_fields
+from simfs.testbed.processes import Started, alive, stat_fields
 
 #: nstat's names, and the record's.
 TCP_COUNTERS = {
@@ -90,8 +91,7 @@ def process_switches(processes: dict[str, Started]) -> dict[str, dict[str, tuple
     took the core away), from ``/proc/PID/task/TID/status``."""
     switches = {}
     for name, process in processes.items():
-        fields = stat_fields(process.pid)
-        if fields is None or int(fields[19]) != process.start_ticks:
+        if not alive(process):
             continue
         try:
             tasks = os.listdir(f"/proc/{process.pid}/task")
