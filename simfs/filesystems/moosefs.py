@@ -129,6 +129,7 @@ class MooseFsSystem(FileSystem):
                     write_cpu_s_per_byte=profile.number("host.write_cpu_s_per_byte", positive=True),
                     read_cpu_s_per_byte=profile.number("host.read_cpu_s_per_byte", positive=True),
                     copy_cpu_s_per_byte=profile.number("host.copy_cpu_s_per_byte", 0.0, minimum=0),
+                    busy_cpu_growth=profile.number("host.busy_cpu_growth", 0.0, minimum=0),
                 )
         except ValueError as exc:
             raise ProfileError(f"{profile.origin}: {exc}") from None
@@ -202,7 +203,13 @@ class MooseFsSystem(FileSystem):
             lines.append(
                 f"  shared host: {host.cores} cores for every daemon and client; CPU per byte "
                 f"{host.write_cpu_s_per_byte * 1e9:.3g} ns written, {host.copy_cpu_s_per_byte * 1e9:.3g} ns per "
-                f"chained copy, {host.read_cpu_s_per_byte * 1e9:.3g} ns read = at most "
+                f"chained copy, {host.read_cpu_s_per_byte * 1e9:.3g} ns read"
+                + (
+                    f" (an idle machine's; {1 + host.busy_cpu_growth:.4g} x with every core busy)"
+                    if host.busy_cpu_growth
+                    else ""
+                )
+                + " = at most "
                 f"{host.ceiling_Bps('write', copies) / 1e6:.4g} MB/s written, {host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
             )
         lines.append(self.mechanisms_line())

@@ -24,7 +24,7 @@ with requests counted as bytes / 128 KiB (``FUSE_REQUEST_BYTES``), brick request
 requests x bricks involved, and wire bytes as what crosses the client links (``(K+M)/K``
 per byte written, one per byte read).  A request costs more on a busy machine: over
 one workload at 1-8 clients, CPU time per request is ``base x (1 + growth x
-utilisation)`` (:class:`BusyGrowthFit`), and each phase's times are divided by that
+utilisation)`` (:class:`~simfs.testbed.host_cpu.BusyGrowthFit`), and each phase's times are divided by that
 factor first, so the costs are an idle machine's.  :class:`GlusterCpuFit` is that fit
 (``python -m simfs.testbed.gluster_cpu calibration/testbed/gluster-runs/ --load
 calibration/testbed/gluster-load-runs/``); its
@@ -36,18 +36,12 @@ calibration/testbed/gluster-load-runs/``); its
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import NamedTuple
 
 from simfs.errors import SimfsError
 from simfs.filesystems.glusterfs import FUSE_REQUEST_BYTES, HOST_COSTS, host_cpu_s_per_byte
-from simfs.testbed.host_cpu import fit_and_print, measured_testbed, read_records
-
-#: The largest growth the fit considers: a request costing 11 times as much on a busy
-#: machine as on an idle one would be another machine.
-MAX_GROWTH = 10.0
+from simfs.testbed.host_cpu import add_load_option, fit_and_print, fit_load_and_print, measured_testbed, phase_cpu
 
 
 def client_and_brick_cpu_s(processes: dict[str, float]) -> tuple[float, float]:
@@ -86,7 +80,7 @@ def run_rows(record: dict, origin: str = "record") -> list[FitRow]:
     data, redundancy = volume["glusterfs.disperse_data"], volume["glusterfs.redundancy"]
     if not isinstance(testbed.get("cpu_by_process_s"), dict):
         raise SimfsError(f"{origin}: testbed.cpu_by_process_s not recorded: the processes' CPU time is not known")
-    phases = testbed.get("cpu_by_phase") or []
+    phases = phase_cpu(record, origin)
     if not phases:
         requests = sum(phase["bytes"] for phase in record["phases"]) / FUSE_REQUEST_BYTES
         return [
@@ -99,31 +93,17 @@ def run_rows(record: dict, origin: str = "record") -> list[FitRow]:
                 None,
             )
         ]
-    by_phase = {(phase["iteration"], phase["phase"]): phase for phase in record["phases"]}
-    rows = []
-    for index, cost in enumerate(phases):
-        phase = by_phase.get((cost.get("iteration"), cost.get("phase")))
-        if phase is None:
-            raise SimfsError(
-                f"{origin}: testbed.cpu_by_phase[{index}]: iteration {cost.get('iteration')!r}, phase "
-                f"{cost.get('phase')!r} is not a phase of the record"
-            )
-        if not phase["bytes"] > 0 or not float(cost["cpu_busy_s"]) > 0:
-            raise SimfsError(
-                f"{origin}: testbed.cpu_by_phase[{index}]: phase {cost['phase']!r} moved {phase['bytes']} bytes in "
-                f"{cost['cpu_busy_s']} busy core-s; expected both positive"
-            )
-        rows.append(
-            FitRow(
-                f"{origin} {cost['phase']}",
-                _rows([phase], data, redundancy, cost),
-                float(cost["cpu_busy_s"]),
-                float(cost["cpu_utilisation"]),
-                phase["bytes"] / FUSE_REQUEST_BYTES,
-                phase["op"],
-            )
+    return [
+        FitRow(
+            phase.label,
+            _rows([{"op": phase.op, "bytes": phase.bytes}], data, redundancy, phase.cost),
+            phase.busy_s,
+            phase.utilisation,
+            phase.bytes / FUSE_REQUEST_BYTES,
+            phase.op,
         )
-    return rows
+        for phase in phases
+    ]
 
 
 def _rows(phases: list[dict], data: int, redundancy: int, cost: dict) -> dict[str, tuple[list[float], float]]:
@@ -142,64 +122,11 @@ def _rows(phases: list[dict], data: int, redundancy: int, cost: dict) -> dict[st
     }
 
 
-class BusyGrowthFit:
-    """How much more a request costs on a busy machine: from phases of one workload at
-    several loads (1-8 clients), each phase's busy core-seconds per FUSE request is
-    ``base x (1 + busy_cpu_growth_ x utilisation)``, one base per operation and volume
-    shape, one growth for all, fitted by least squares on relative errors.  Needs each
-    phase's CPU time (``testbed.cpu_by_phase``)."""
-
-    def fit(self, records: Iterable[tuple[str, dict]]) -> BusyGrowthFit:
-        import numpy as np
-        from scipy.optimize import minimize_scalar
-
-        groups: dict[tuple[str, str], list[tuple[str, float, float]]] = {}
-        for origin, record in records:
-            for row in run_rows(record, origin):
-                if row.op is None:
-                    raise SimfsError(f"{origin}: testbed.cpu_by_phase not recorded: each phase's CPU time is needed")
-                key = (row.op, str(record["testbed"].get("volume")))
-                groups.setdefault(key, []).append((row.label, row.utilisation, row.busy_s / row.requests))
-        spread = [g for g in groups.values() if len({round(u, 2) for _, u, _ in g}) > 1]
-        if not spread:
-            raise SimfsError("busy CPU growth fit: no operation was run at two loads (give runs of 1 to 8 clients)")
-
-        def bases(growth: float) -> dict[tuple[str, str], float]:
-            fitted = {}
-            for key, rows in groups.items():
-                scale = np.array([1 + growth * u for _, u, _ in rows])
-                cost = np.array([c for _, _, c in rows])
-                weights = 1 / cost**2  # relative errors
-                fitted[key] = float((weights * scale * cost).sum() / (weights * scale**2).sum())
-            return fitted
-
-        def loss(growth: float) -> float:
-            fitted = bases(growth)
-            return sum(
-                ((fitted[key] * (1 + growth * u) - c) / c) ** 2 for key, rows in groups.items() for _, u, c in rows
-            )
-
-        growth = float(minimize_scalar(loss, bounds=(0.0, MAX_GROWTH), method="bounded").x)
-        if growth > MAX_GROWTH * 0.999:
-            raise SimfsError(f"busy CPU growth fit: the growth reached its bound ({MAX_GROWTH}): the runs disagree")
-        # Below a thousandth it is no growth (the bounded search does not reach 0 itself).
-        self.busy_cpu_growth_ = growth if growth > 1e-3 else 0.0
-        fitted = bases(self.busy_cpu_growth_)
-        self.runs_, self.utilisation_, self.cpu_s_per_request_, self.residuals_ = [], [], [], []
-        for key, rows in groups.items():
-            for label, u, c in rows:
-                self.runs_.append(label)
-                self.utilisation_.append(u)
-                self.cpu_s_per_request_.append(c)
-                self.residuals_.append(fitted[key] * (1 + self.busy_cpu_growth_ * u) / c - 1)
-        return self
-
-
 class GlusterCpuFit:
     """Per-request CPU costs from GlusterFS testbed run records (scikit-learn style:
     ``fit`` returns self and sets the trailing-underscore attributes).
 
-    ``busy_cpu_growth`` (:class:`BusyGrowthFit`): each run's or phase's CPU times are
+    ``busy_cpu_growth`` (:class:`~simfs.testbed.host_cpu.BusyGrowthFit`): each run's or phase's CPU times are
     divided by ``1 + busy_cpu_growth x utilisation`` first, so the costs are an idle
     machine's."""
 
@@ -258,31 +185,11 @@ class GlusterCpuFit:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("records", nargs="+", help="GlusterFS testbed run records (files or folders)")
-    parser.add_argument(
-        "--load",
-        nargs="+",
-        default=[],
-        metavar="RECORD",
-        help="records of one workload at several loads (1-8 clients), with each phase's CPU time: "
-        "fit host.busy_cpu_growth from them first",
-    )
+    add_load_option(parser)
     args = parser.parse_args(argv)
-    growth = 0.0
-    if args.load:
-        try:
-            busy = BusyGrowthFit().fit(read_records(args.load))
-        except SimfsError as error:
-            print(f"simfs: {error}", file=sys.stderr)
-            return 2
-        for label, utilisation, cost, residual in zip(
-            busy.runs_, busy.utilisation_, busy.cpu_s_per_request_, busy.residuals_
-        ):
-            print(
-                f"# {Path(label).name}: {utilisation:.0%} busy, {cost * 1e3:.3g} core-ms per request, fit {residual:+.1%}"
-            )
-        # The profile's value, as printed, is the one the costs are fitted with.
-        growth = round(busy.busy_cpu_growth_, 3)
-        print(f"busy_cpu_growth = {growth:g}")
+    growth = fit_load_and_print(args.load, request_bytes=FUSE_REQUEST_BYTES)
+    if growth is None:
+        return 2
     fit = fit_and_print(GlusterCpuFit(busy_cpu_growth=growth), args.records)
     if fit is None:
         return 2

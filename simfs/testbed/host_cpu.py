@@ -13,6 +13,12 @@ with one stored copy, ``copy`` each further copy a chained write stores
 unknowns: at least four runs of different shapes; write-only and write-read runs of two
 sizes on one and two chunkservers identify them), and the profile's ``[host]`` table is
 its output (``python -m simfs.testbed.host_cpu calibration/testbed/runs/``).
+
+Whether a byte costs more on a busy machine is measured apart, from phases of one workload
+at several loads (1-8 clients; records with each phase's CPU time):
+:class:`BusyGrowthFit`, shared with GlusterFS (``gluster_cpu.py``).  Given
+``--load RECORDS``, the main program fits it first and divides each calibration run's
+busy time by ``1 + growth x utilisation`` (the profile's ``host.busy_cpu_growth``).
 """
 
 from __future__ import annotations
@@ -22,12 +28,17 @@ import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from simfs.errors import SimfsError
 from simfs.textinput import read_text_file
 
 UNKNOWNS = ("fixed_cpu_s", "write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte")
+#: The largest growth the busy-machine fit considers: a byte costing 11 times as much on a
+#: busy machine as on an idle one would be another machine.
+MAX_GROWTH = 10.0
+#: Below this a fitted growth is none (a bounded search does not reach 0 itself).
+NO_GROWTH = 1e-3
 
 
 def measured_testbed(record: dict, origin: str = "record") -> dict:
@@ -52,9 +63,177 @@ def run_terms(record: dict, origin: str = "record") -> tuple[list[float], float]
     return [1.0, float(written), float(written * (copies - 1)), float(read)], float(testbed["cpu_busy_s"])
 
 
+class PhaseCpu(NamedTuple):
+    """One phase of a run record and the CPU time the machine spent in it."""
+
+    label: str
+    op: str
+    bytes: float
+    utilisation: float
+    busy_s: float
+    #: The record's ``testbed.cpu_by_phase`` entry (each process's CPU seconds and more).
+    cost: dict
+
+
+def phase_cpu(record: dict, origin: str = "record") -> list[PhaseCpu]:
+    """Each phase of a testbed run record with its CPU time (``testbed.cpu_by_phase``,
+    matched to its phase by iteration and label); empty where the record has none.  A
+    phase's CPU time that matches no phase, or a phase that moved nothing or cost no CPU
+    time, is refused in one line naming ``origin`` and the entry."""
+    costs = measured_testbed(record, origin).get("cpu_by_phase") or []
+    if not costs:
+        return []
+    by_phase = {(phase["iteration"], phase["phase"]): phase for phase in record["phases"]}
+    rows = []
+    for index, cost in enumerate(costs):
+        phase = by_phase.get((cost.get("iteration"), cost.get("phase")))
+        if phase is None:
+            raise SimfsError(
+                f"{origin}: testbed.cpu_by_phase[{index}]: iteration {cost.get('iteration')!r}, phase "
+                f"{cost.get('phase')!r} is not a phase of the record"
+            )
+        if not phase["bytes"] > 0 or not float(cost["cpu_busy_s"]) > 0:
+            raise SimfsError(
+                f"{origin}: testbed.cpu_by_phase[{index}]: phase {cost['phase']!r} moved {phase['bytes']} bytes in "
+                f"{cost['cpu_busy_s']} busy core-s; expected both positive"
+            )
+        rows.append(
+            PhaseCpu(
+                f"{origin} {cost['phase']}",
+                phase["op"],
+                float(phase["bytes"]),
+                float(cost["cpu_utilisation"]),
+                float(cost["cpu_busy_s"]),
+                cost,
+            )
+        )
+    return rows
+
+
+def testbed_shape(testbed: dict) -> str:
+    """What sets the CPU time of a byte besides load: the file system and its layout
+    (a GlusterFS volume; MooseFS's servers and copies)."""
+    if testbed.get("file_system") == "glusterfs":
+        return f"glusterfs {testbed.get('volume')}"
+    return f"{testbed.get('file_system')} servers={testbed.get('servers')} goal={testbed.get('goal')}"
+
+
+class BusyGrowthFit:
+    """How much more a byte costs on a busy machine: from phases of one workload at
+    several loads (1-8 clients), each phase's busy core-seconds per byte is
+    ``base x (1 + busy_cpu_growth_ x utilisation)``, one base per operation and testbed
+    shape, one growth for all, fitted by least squares on relative errors (bounded to
+    0..``MAX_GROWTH``: the shared host charges a busy machine's costs, which a growth
+    below 0 would make the cheapest).  Needs each phase's CPU time
+    (``testbed.cpu_by_phase``).
+
+    The growth is kept only where it survives leaving out any one run (every refit
+    without one of them above ``NO_GROWTH``, ``leave_one_out_``); otherwise it rests on
+    one run and ``busy_cpu_growth_`` is 0, with ``identified_`` False and the full fit's
+    value in ``growth_fitted_``."""
+
+    def fit(self, records: Iterable[tuple[str, dict]]) -> BusyGrowthFit:
+        groups: dict[tuple[str, str], list[tuple[str, str, float, float]]] = {}
+        for origin, record in records:
+            phases = phase_cpu(record, origin)
+            if not phases:
+                raise SimfsError(f"{origin}: testbed.cpu_by_phase not recorded: each phase's CPU time is needed")
+            shape = testbed_shape(record["testbed"])
+            for row in phases:
+                groups.setdefault((row.op, shape), []).append(
+                    (origin, row.label, row.utilisation, row.busy_s / row.bytes)
+                )
+        growth, bases = _fit_growth(groups)
+        self.growth_fitted_ = growth
+        origins = list(dict.fromkeys(origin for rows in groups.values() for origin, *_ in rows))
+        self.leave_one_out_ = {}
+        for left_out in origins:
+            rest = {key: [row for row in rows if row[0] != left_out] for key, rows in groups.items()}
+            try:
+                self.leave_one_out_[left_out] = _fit_growth({key: rows for key, rows in rest.items() if rows})[0]
+            except SimfsError:
+                self.leave_one_out_[left_out] = 0.0  # what is left was run at one load only
+        self.identified_ = growth > NO_GROWTH and all(value > NO_GROWTH for value in self.leave_one_out_.values())
+        self.busy_cpu_growth_ = growth if self.identified_ else 0.0
+        bases = _bases(groups, self.busy_cpu_growth_)
+        self.runs_, self.utilisation_, self.cpu_s_per_byte_, self.residuals_ = [], [], [], []
+        for key, rows in groups.items():
+            for _, label, utilisation, cost in rows:
+                self.runs_.append(label)
+                self.utilisation_.append(utilisation)
+                self.cpu_s_per_byte_.append(cost)
+                self.residuals_.append(bases[key] * (1 + self.busy_cpu_growth_ * utilisation) / cost - 1)
+        return self
+
+    def summary(self, request_bytes: float | None = None) -> list[str]:
+        """The fit as comment lines: each phase (its CPU time per byte, or per request of
+        ``request_bytes``), then the growth and how it holds up."""
+
+        def cost_text(cost: float) -> str:
+            if request_bytes is None:
+                return f"{cost * 1e9:.3g} ns per byte"
+            return f"{cost * request_bytes * 1e3:.3g} core-ms per request"
+
+        lines = [
+            f"# {Path(label).name}: {utilisation:.0%} busy, {cost_text(cost)}, fit {residual:+.1%}"
+            for label, utilisation, cost, residual in zip(
+                self.runs_, self.utilisation_, self.cpu_s_per_byte_, self.residuals_
+            )
+        ]
+        spread = sorted(self.leave_one_out_.values())
+        if self.identified_:
+            held = "kept"
+        elif self.growth_fitted_:
+            held = "not kept: without one of the runs it falls to 0, so it rests on that run (0 used)"
+        else:
+            held = "none"
+        lines.append(
+            f"# growth {self.growth_fitted_:.3g}, {spread[0]:.3g} to {spread[-1]:.3g} without one of the "
+            f"{len(spread)} runs: {held}"
+        )
+        return lines
+
+
+def _bases(groups: dict, growth: float) -> dict:
+    """Each group's cost on an idle machine for ``growth`` (weighted least squares on
+    relative errors, in closed form)."""
+    import numpy as np
+
+    fitted = {}
+    for key, rows in groups.items():
+        scale = np.array([1 + growth * u for _, _, u, _ in rows])
+        cost = np.array([c for *_, c in rows])
+        weights = 1 / cost**2
+        fitted[key] = float((weights * scale * cost).sum() / (weights * scale**2).sum())
+    return fitted
+
+
+def _fit_growth(groups: dict) -> tuple[float, dict]:
+    from scipy.optimize import minimize_scalar
+
+    if not any(len({round(u, 2) for _, _, u, _ in rows}) > 1 for rows in groups.values()):
+        raise SimfsError("busy CPU growth fit: no operation was run at two loads (give runs of 1 to 8 clients)")
+
+    def loss(growth: float) -> float:
+        fitted = _bases(groups, growth)
+        return sum(((fitted[key] * (1 + growth * u) - c) / c) ** 2 for key, rows in groups.items() for *_, u, c in rows)
+
+    growth = float(minimize_scalar(loss, bounds=(0.0, MAX_GROWTH), method="bounded").x)
+    if growth > MAX_GROWTH * 0.999:
+        raise SimfsError(f"busy CPU growth fit: the growth reached its bound ({MAX_GROWTH}): the runs disagree")
+    growth = growth if growth > NO_GROWTH else 0.0
+    return growth, _bases(groups, growth)
+
+
 class HostCpuFit:
     """Least-squares CPU costs from testbed run records (scikit-learn style: ``fit``
-    returns self and sets the trailing-underscore attributes)."""
+    returns self and sets the trailing-underscore attributes).
+
+    ``busy_cpu_growth`` (:class:`BusyGrowthFit`): each run's busy time is divided by
+    ``1 + busy_cpu_growth x utilisation`` first, so the costs are an idle machine's."""
+
+    def __init__(self, busy_cpu_growth: float = 0.0) -> None:
+        self.busy_cpu_growth = busy_cpu_growth
 
     def fit(self, records: Iterable[tuple[str, dict]]) -> HostCpuFit:
         import numpy as np
@@ -62,8 +241,9 @@ class HostCpuFit:
         rows, busy, names = [], [], []
         for origin, record in records:
             terms, seconds = run_terms(record, origin)
+            idle = 1 + self.busy_cpu_growth * float(record["testbed"].get("cpu_utilisation", 0.0))
             rows.append(terms)
-            busy.append(seconds)
+            busy.append(seconds / idle)
             names.append(origin)
         matrix = np.array(rows)
         if len(rows) < len(UNKNOWNS) or np.linalg.matrix_rank(matrix) < len(UNKNOWNS):
@@ -83,6 +263,7 @@ class HostCpuFit:
         self.runs_ = names
         self.residuals_ = [float(value) for value in predicted - np.array(busy)]
         self.busy_s_ = busy
+        self.busy_label_ = "core-s on an idle machine" if self.busy_cpu_growth else "core-s busy"
         return self
 
     def table(self) -> str:
@@ -115,8 +296,42 @@ def read_records(paths: Iterable[str | Path]) -> list[tuple[str, dict]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("records", nargs="+", help="testbed run records (files or folders)")
+    add_load_option(parser)
     args = parser.parse_args(argv)
-    return 0 if fit_and_print(HostCpuFit(), args.records) is not None else 2
+    growth = fit_load_and_print(args.load)
+    if growth is None:
+        return 2
+    return 0 if fit_and_print(HostCpuFit(busy_cpu_growth=growth), args.records) is not None else 2
+
+
+def add_load_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--load",
+        nargs="+",
+        default=[],
+        metavar="RECORD",
+        help="records of one workload at several loads (1-8 clients), with each phase's CPU time: "
+        "fit host.busy_cpu_growth from them first",
+    )
+
+
+def fit_load_and_print(paths: list[str], request_bytes: float | None = None) -> float | None:
+    """The busy-machine growth fitted from the records at ``paths`` (0 without any),
+    printed with each phase (per byte, or per request of ``request_bytes``) as the
+    profile's ``busy_cpu_growth`` line; None, after one line on stderr, where they cannot
+    be read or fitted."""
+    if not paths:
+        return 0.0
+    try:
+        busy = BusyGrowthFit().fit(read_records(paths))
+    except SimfsError as error:
+        print(f"simfs: {error}", file=sys.stderr)
+        return None
+    print("\n".join(busy.summary(request_bytes)))
+    # The profile's value, as printed, is the one the costs are fitted with.
+    growth = round(busy.busy_cpu_growth_, 3)
+    print(f"busy_cpu_growth = {growth:g}")
+    return growth
 
 
 def fit_and_print(estimator: Any, paths: Iterable[str | Path]) -> Any:

@@ -19,8 +19,8 @@ from simfs.filesystems.glusterfs import HOST_COSTS, host_cpu_s_per_byte
 from simfs.ingest import read_file
 from simfs.report.tables import wide_rows
 from simfs.systems import load_profile
-from simfs.testbed.gluster_cpu import BusyGrowthFit, GlusterCpuFit, main, run_rows
-from simfs.testbed.host_cpu import read_records
+from simfs.testbed.gluster_cpu import GlusterCpuFit, main, run_rows
+from simfs.testbed.host_cpu import BusyGrowthFit, read_records
 from simfs.testbed.metadata_cpu import MetadataCpuFit
 from tests.unit.phases import phase
 from tests.unit.records import mdtest_record

@@ -12,7 +12,7 @@ from simfs.errors import ProfileError, SimfsError
 from simfs.filesystems import MooseFsSystem
 from simfs.hardware import SharedHost
 from simfs.systems.profile import load_profile
-from simfs.testbed.host_cpu import HostCpuFit, main, read_records
+from simfs.testbed.host_cpu import BusyGrowthFit, HostCpuFit, main, read_records
 from simfs.testbed.metadata_cpu import MetadataCpuFit
 from simfs.testbed.metadata_cpu import main as metadata_main
 from tests.unit.phases import phase
@@ -20,6 +20,7 @@ from tests.unit.records import mdtest_record
 
 ROOT = Path(__file__).resolve().parents[2]
 CALIBRATION_RUNS = ROOT / "calibration" / "testbed" / "runs"
+LOAD_RUNS = ROOT / "calibration" / "testbed" / "load-runs"
 METADATA_RUNS = ROOT / "calibration" / "testbed" / "metadata-runs"
 #: The smallest TCP round trip of a client's connection to the master (``ss -tin``).
 ROUND_TRIP_S = 1.2e-5
@@ -116,6 +117,49 @@ def test_the_profile_host_costs_are_the_fit_of_the_committed_calibration_runs():
     # The fit explains every run's busy time to a few percent.
     for busy, residual in zip(fit.busy_s_, fit.residuals_):
         assert abs(residual) < 0.05 * busy
+
+
+def test_the_committed_load_runs_give_no_growth_a_run_survives(capsys):
+    # 1, 2, 4 and 8 clients on 6 chunkservers: the cores from a fifth to nine tenths busy.
+    busy = BusyGrowthFit().fit(read_records([LOAD_RUNS]))
+    assert min(busy.utilisation_) < 0.25 and max(busy.utilisation_) > 0.85
+    # All four runs give a small growth; without the one-client run there is none, so it
+    # is not kept, and the profile's value is what the fit keeps.
+    assert 0.02 < busy.growth_fitted_ < 0.2
+    assert not busy.identified_ and busy.busy_cpu_growth_ == 0.0
+    assert min(busy.leave_one_out_.values()) == 0.0
+    assert load_profile("testbed-moosefs").data["host"]["busy_cpu_growth"] == busy.busy_cpu_growth_
+    # With no growth every phase is within 10% of its operation's one cost per byte.
+    assert max(map(abs, busy.residuals_)) < 0.1
+    assert main([str(CALIBRATION_RUNS), "--load", str(LOAD_RUNS)]) == 0
+    out = capsys.readouterr().out
+    assert "not kept: without one of the runs it falls to 0" in out and "busy_cpu_growth = 0\n" in out
+    assert "write_cpu_s_per_byte = 3.945e-08" in out
+
+
+def test_a_growth_is_kept_only_where_every_run_supports_it():
+    def record(clients: int, utilisation: float, cost_s_per_byte: float) -> tuple[str, dict]:
+        phases = [{"iteration": 0, "phase": "write", "op": "write", "bytes": 1 << 26}]
+        cost = {"iteration": 0, "phase": "write", "cpu_utilisation": utilisation}
+        cost["cpu_busy_s"] = cost_s_per_byte * (1 << 26)
+        testbed = {"file_system": "moosefs", "servers": 6, "goal": 2, "cpu_busy_s": 1.0, "cpu_by_phase": [cost]}
+        return f"c{clients}.json", {"status": "ok", "phases": phases, "testbed": testbed}
+
+    loads = (0.2, 0.4, 0.7, 0.9)
+    growing = [record(index, u, 5e-8 * (1 + 0.5 * u)) for index, u in enumerate(loads)]
+    fit = BusyGrowthFit().fit(growing)
+    assert fit.identified_ and fit.busy_cpu_growth_ == pytest.approx(0.5, rel=1e-3)
+    assert all(value == pytest.approx(0.5, rel=1e-3) for value in fit.leave_one_out_.values())
+    # One dear run at low load makes a growth that leaving it out takes away.
+    flat = [record(index, u, 5e-8 * (0.9 if index == 0 else 1.0)) for index, u in enumerate(loads)]
+    fit = BusyGrowthFit().fit(flat)
+    assert fit.growth_fitted_ > 0.05 and not fit.identified_ and fit.busy_cpu_growth_ == 0.0
+    assert fit.leave_one_out_["c0.json"] == 0.0
+    # The calibration runs are then divided by 1 + growth x their utilisation.
+    runs = read_records([CALIBRATION_RUNS])
+    plain, divided = HostCpuFit().fit(runs), HostCpuFit(busy_cpu_growth=0.5).fit(runs)
+    assert divided.write_cpu_s_per_byte_ < plain.write_cpu_s_per_byte_ / 1.1
+    assert divided.busy_label_ == "core-s on an idle machine"
 
 
 def test_the_fit_refuses_what_cannot_identify_it(tmp_path, capsys):

@@ -176,6 +176,17 @@ SERIES: list[Series] = [
         },
         CALIBRATION,
     ),
+    # Calibration under load: 1, 2, 4 and 8 clients on 6 chunkservers, goal 2 (a shape no
+    # scaling case uses), each phase's CPU time recorded: how the CPU time of a byte
+    # changes as the machine gets busy (simfs/testbed/host_cpu.py, --load).
+    Series(
+        "calibration-load",
+        6,
+        8,
+        2,
+        {f"load-s6-c{count}": (count, SCALING) for count in (1, 2, 4, 8)},
+        CALIBRATION.parent / "load-runs",
+    ),
     *_scaling("clients-s4", 4, [1, 2, 4, 8]),
     *_scaling("clients-s4-goal1", 4, [1, 2, 4, 8], goal=1),
     *_scaling("servers-s1", 1, [4]),
