@@ -13,9 +13,9 @@ import re
 import shlex
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from simfs import __version__
 from simfs.errors import SimfsError
@@ -827,7 +827,9 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
     with deferred_signals():
         if args.mpi:
             plan_workload(shlex.join(workload))  # a bad command line: one line here, not one per rank
-            record, exit_code = _testbed_mpirun(status, described["rank_clients"], workload, argv, json_path)
+            record, exit_code = _testbed_mpirun(
+                status, described["rank_clients"], workload, argv, json_path, counters.phase_boundary
+            )
         else:
             measured = measure(
                 shlex.join(workload),
@@ -915,16 +917,24 @@ def _mpi_missing() -> str | None:
 
 
 def _testbed_mpirun(
-    status: dict, rank_clients: list[str], workload: list[str], argv: list[str], json_path: Path | None
+    status: dict,
+    rank_clients: list[str],
+    workload: list[str],
+    argv: list[str],
+    json_path: Path | None,
+    on_phase: Callable[[str, Any], None],
 ) -> tuple[dict | None, int]:
     """Run the workload as an MPI job: one mpirun application context per client, its
     ranks inside the client's UTS namespace (its host name) and working through its
     mount.  Rank 0 writes its record to ``json_path`` (from the start, so a killed run
-    leaves one; the caller adds the testbed to it) or a scratch file.  Returns that
-    record (None if rank 0 wrote none) and mpirun's exit status."""
+    leaves one; the caller adds the testbed to it) or a scratch file, and tells
+    ``on_phase`` each phase boundary (``simfs.runner.phase_watch``).  Returns that record
+    (None if rank 0 wrote none) and mpirun's exit status."""
     import json
     import subprocess
     import tempfile
+
+    from simfs.runner.phase_watch import PHASE_SOCKET_ENV, PhaseListener
 
     mounts = {Path(mount).name: mount for mount in status["mounts"]}
     with tempfile.TemporaryDirectory(prefix="simfs-testbed-run-") as scratch:
@@ -955,7 +965,11 @@ def _testbed_mpirun(
                 *workload,
             ]
         environment = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-        exit_code = subprocess.run(command, env=environment).returncode
+        with PhaseListener(Path(scratch) / "phases.sock", on_phase) as listener:
+            environment[PHASE_SOCKET_ENV] = str(listener.path)
+            exit_code = subprocess.run(command, env=environment).returncode
+        if listener.error is not None:
+            print(f"simfs: testbed run: the CPU time of each phase was not sampled: {listener.error}", file=sys.stderr)
         if not written.exists():
             return None, exit_code or 1
         record = json.loads(written.read_text())

@@ -43,6 +43,7 @@ import socket
 import sys
 import time
 from array import array
+from collections.abc import Callable
 from itertools import accumulate
 from typing import Any
 
@@ -140,6 +141,9 @@ class MpiComm:
         self.reporter = self.rank == 0
         self.gathered: list[list[Any]] = []
         self.abandoned = ""
+        #: Called on every rank with each recorded collective's answer (the phase
+        #: boundaries an outside listener follows: ``run.py``); may run collectives itself.
+        self.on_collective: Callable[[list[Any]], None] | None = None
 
     def gather(self, payload: Any) -> list[Any]:
         if self.abandoned:  # a collective left pending: no other can follow it
@@ -181,6 +185,8 @@ class MpiComm:
     def record(self, gathered: list[Any]) -> None:
         if self.reporter:
             self.gathered.append(gathered)
+        if self.on_collective is not None:
+            self.on_collective(gathered)
 
     def broadcast(self, value: Any) -> Any:
         """Rank 0's ``value`` on every rank (through the same interruptible collective)."""

@@ -40,6 +40,7 @@ from simfs.runner.comm import (
 )
 from simfs.runner.machine import machine_info
 from simfs.runner.output import RECORD_FORMAT, bonnie_csv, dd_text, ior_text, mdtest_text
+from simfs.runner.phase_watch import phase_notifier, watched_socket
 from simfs.runner.rank import Plan, RankStopped, ior_file_name, run_rank, start_fault
 from simfs.runner.records import PhaseResult, RankPhase
 from simfs.runner.signals import Deferred, deferred_signals, pause_point
@@ -150,7 +151,9 @@ def measure(
     each phase boundary of a synchronised run, while every rank waits in the barrier:
     ``("start", None)`` as a phase starts and ``("end", a_rank_record)`` as it ends
     (``"failed"`` where a rank failed in it), so a caller can sample counters of its own
-    phase by phase (the testbed's CPU time)."""
+    phase by phase (the testbed's CPU time).  An MPI job tells the same boundaries to a
+    listener outside it instead, where its environment names one
+    (:mod:`simfs.runner.phase_watch`)."""
     if backend not in ("auto", "local", "mpi"):
         raise SimfsError(f"--backend {backend}: expected auto, local or mpi")
     use_mpi = backend == "mpi" or (backend == "auto" and in_mpi_job())
@@ -484,6 +487,20 @@ def _first_failure(gathered: list[list[Any]]) -> tuple[str, str] | None:
 
 
 # -- MPI backend ----------------------------------------------------------------------------
+def _told_and_waited(comm: MpiComm, notify: Callable[[str, Any], None] | None) -> Callable[[str, Any], None]:
+    """A phase boundary of an MPI run watched from outside (``phase_watch.py``): rank 0
+    tells the listener, and every rank waits in one more barrier until it has answered,
+    as local ranks wait while the coordinator calls ``on_phase``.  Every rank sees the
+    same answers, so all of them find the same boundaries and meet in that barrier."""
+
+    def boundary(event: str, record: Any) -> None:
+        if notify is not None:
+            notify(event, record)
+        comm.gather(None)
+
+    return boundary
+
+
 def _measure_mpi(
     command: str,
     directory: str | Path,
@@ -543,6 +560,9 @@ def _measure_mpi(
             raise SimfsError(setup[1])
         return Measured("failed", setup[1], 2)
     plan = setup[1]
+    watched = watched_socket()
+    if watched and plan.spec.synchronized:
+        comm.on_collective = _phase_boundary(_told_and_waited(comm, phase_notifier(watched) if comm.reporter else None))
     failure: tuple[str, str] | None = None
     began = time.time()
     try:

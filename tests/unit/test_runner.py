@@ -24,6 +24,7 @@ from simfs.errors import SimfsError, WorkloadError
 from simfs.ingest import bonnie, ior, mdtest, read_measurements
 from simfs.ingest.context import FileContext
 from simfs.runner import measure, plan_workload, write_outputs
+from simfs.runner.phase_watch import PHASE_SOCKET_ENV, PhaseListener, PhaseMark, phase_notifier
 from simfs.runner.run import block_placement
 from simfs.runner.target import footprint_bytes
 from simfs.workloads import parse_workload
@@ -422,6 +423,78 @@ def test_mpi_backend_runs_the_ranks_and_reports_once(tmp_path, ranks):
     assert [p["op"] for p in saved["phases"]] == ["write", "read"]
     assert all(p["bytes"] == ranks * (2 << 20) for p in saved["phases"])
     assert _left(target) == []
+
+
+@pytest.mark.parametrize("intra", ["", " -g"])
+def test_an_mpi_job_tells_a_listener_each_phase_boundary_while_the_ranks_wait(tmp_path, intra):
+    target = tmp_path / "target"
+    target.mkdir()
+    seen = []
+
+    def on_phase(event, mark):
+        seen.append((event, None if mark is None else tuple(mark)))
+        if event == "start" and len(seen) > 1:
+            time.sleep(0.2)  # every rank waits meanwhile
+
+    record, trace = tmp_path / "run.json", tmp_path / "trace.csv"
+    command, environment = _mpirun_command(
+        3, "measure", "--dir", str(target), "--json", str(record), "--trace", str(trace)
+    )
+    with PhaseListener(tmp_path / "phases.sock", on_phase) as listener:
+        environment[PHASE_SOCKET_ENV] = str(listener.path)
+        done = subprocess.run(
+            [*command, "--", *(IOR_SMALL + intra).split()], capture_output=True, text=True, timeout=300, env=environment
+        )
+    assert done.returncode == 0, done.stderr
+    assert listener.error is None
+    # IOR -g's barriers inside a phase are not boundaries.
+    assert seen == [("start", None), ("end", (0, "write")), ("start", None), ("end", (0, "read"))]
+    assert [p["op"] for p in json.loads(record.read_text())["phases"]] == ["write", "read"]
+    # A lower bound, whatever the machine's speed: no rank opened its file to read before
+    # the listener answered the read's start.
+    import pandas as pd
+
+    ranks = pd.read_csv(trace)
+    ended = ranks.loc[ranks["phase"] == "write", "close_end"].max()
+    opened = ranks.loc[ranks["phase"] == "read", "open_start"].min()
+    assert opened - ended >= 0.2
+    assert _left(target) == []
+
+
+def test_an_mpi_job_goes_on_when_its_listener_is_not_there(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+    command, environment = _mpirun_command(2, "measure", "--dir", str(target))
+    environment[PHASE_SOCKET_ENV] = str(tmp_path / "nobody.sock")
+    done = subprocess.run(
+        [*command, "--", *IOR_SMALL.split()], capture_output=True, text=True, timeout=300, env=environment
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Summary of all tests:") == 1
+    assert _left(target) == []
+
+
+def test_a_listener_keeps_the_first_error_of_its_caller_and_answers_anyway(tmp_path):
+    calls = []
+
+    def on_phase(event, mark):
+        calls.append((event, mark))
+        if event == "end":
+            raise RuntimeError("counters unreadable")
+
+    class Record:
+        iteration, phase = 1, "read"
+
+    with PhaseListener(tmp_path / "p.sock", on_phase) as listener:
+        notify = phase_notifier(str(listener.path))
+        notify("start", None)
+        notify("end", Record())
+        notify("start", None)
+    assert calls == [("start", None), ("end", PhaseMark(1, "read")), ("start", None)]
+    assert isinstance(listener.error, RuntimeError)
+    assert not (tmp_path / "p.sock").exists()
+    # A listener gone: notes stop, nothing is raised.
+    notify("end", Record())
 
 
 @pytest.mark.parametrize(
