@@ -823,6 +823,10 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
         if json_path is not None:
             write_text(json_path, strict_json(record))
 
+    from simfs.testbed.probe import machine_probe
+
+    # Before the counters start: the probe's CPU time is not the run's.
+    probe = machine_probe()
     counters = testbed.counters()
     with deferred_signals():
         if args.mpi:
@@ -844,7 +848,7 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
             record, exit_code = measured.record, measured.exit_code
         cost = counters.since()
         if record is not None:
-            record["testbed"] = {**described, **cost}
+            record["testbed"] = {**described, **cost, "machine_probe": probe}
             if json_path is not None:
                 write_text(json_path, strict_json(record))
     tcp = cost["tcp"]

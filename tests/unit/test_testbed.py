@@ -24,6 +24,7 @@ from simfs.testbed import cluster
 from simfs.testbed.cluster import PREFIX, Testbed, TestbedSpec
 from simfs.testbed.counters import _switches_between, process_switches
 from simfs.testbed.network import Link, leftover_namespaces
+from simfs.testbed.probe import machine_probe
 from simfs.testbed.processes import Started, alive, start_ticks
 from tests.unit.test_testbed_network import UNAVAILABLE
 
@@ -220,6 +221,8 @@ def test_a_run_goes_through_every_client_and_its_record_names_the_testbed(tmp_pa
     assert bed["goal"] == 2 and bed["cpus"] >= 1
     assert 0 < bed["cpu_busy_s"] <= bed["cpus"] * bed["cpu_window_s"]
     assert 0 <= bed["cpu_nice_s"] + bed["cpu_steal_s"] <= bed["cpu_busy_s"]
+    # How fast the machine was: fixed work timed before the run.
+    assert set(bed["machine_probe"]) == set(PROBE_KEYS)
     # Each daemon's own CPU time: every one worked (the clients and chunkservers moved
     # the bytes), and together no more than the machine was busy (one tick of slack each).
     daemons = bed["cpu_by_process_s"]
@@ -306,3 +309,27 @@ def test_context_switches_are_counted_thread_by_thread():
     stranger = Started("stranger", os.getpid(), start_ticks(os.getpid()) + 1, "")
     counts = process_switches({"me": me, "stranger": stranger})
     assert set(counts) == {"me"} and str(os.getpid()) in counts["me"]
+
+
+PROBE_KEYS = (
+    "sha256_cpu_s_per_gib",
+    "zero_read_cpu_s_per_gib",
+    "pipe_round_trip_cpu_us",
+    "pipe_round_trip_two_cores_cpu_us",
+)
+
+
+def test_the_machine_probe_times_fixed_work_in_cpu_seconds():
+    allowed = os.sched_getaffinity(0)
+    probe = machine_probe()
+    assert tuple(probe) == PROBE_KEYS
+    # Plausible for any machine of this century: hashing at 0.05-20 s per GiB, the kernel
+    # filling memory faster than that, a round trip between 0.5 us and 1 ms of CPU.
+    assert 0.05 < probe["sha256_cpu_s_per_gib"] < 20
+    assert 0 < probe["zero_read_cpu_s_per_gib"] < probe["sha256_cpu_s_per_gib"]
+    assert 0.5 < probe["pipe_round_trip_cpu_us"] < 1000
+    two_cores = probe["pipe_round_trip_two_cores_cpu_us"]
+    assert two_cores is None if len(os.sched_getaffinity(0)) == 1 else 0.5 < two_cores < 1000
+    # The probe pins itself to one core at a time and then leaves this process where it
+    # was allowed to run.
+    assert os.sched_getaffinity(0) == allowed
