@@ -825,12 +825,13 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
 
     from simfs.testbed.probe import machine_probe
 
-    # Before the counters start: the probe's CPU time is not the run's.
-    probe = machine_probe()
-    counters = testbed.counters()
+    # A bad command line: one line here, before the probe, and not one per rank.
+    spec = plan_workload(shlex.join(workload))
     with deferred_signals():
+        # Before the counters start: the probe's CPU time is not the run's.
+        probe = machine_probe()
+        counters = testbed.counters()
         if args.mpi:
-            plan_workload(shlex.join(workload))  # a bad command line: one line here, not one per rank
             record, exit_code = _testbed_mpirun(
                 status, described["rank_clients"], workload, argv, json_path, counters.phase_boundary
             )
@@ -849,6 +850,9 @@ def _testbed_run(testbed, args: argparse.Namespace) -> int:  # noqa: ANN001
         cost = counters.since()
         if record is not None:
             record["testbed"] = {**described, **cost, "machine_probe": probe}
+            sampled, phases = len(cost["cpu_by_phase"]), len(record["phases"])
+            if exit_code == 0 and spec.synchronized and sampled < phases:
+                print(f"simfs: testbed run: the CPU time of {sampled} of {phases} phases was sampled", file=sys.stderr)
             if json_path is not None:
                 write_text(json_path, strict_json(record))
     tcp = cost["tcp"]
@@ -934,6 +938,7 @@ def _testbed_mpirun(
     leaves one; the caller adds the testbed to it) or a scratch file, and tells
     ``on_phase`` each phase boundary (``simfs.runner.phase_watch``).  Returns that record
     (None if rank 0 wrote none) and mpirun's exit status."""
+    import contextlib
     import json
     import subprocess
     import tempfile
@@ -969,11 +974,16 @@ def _testbed_mpirun(
                 *workload,
             ]
         environment = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-        with PhaseListener(Path(scratch) / "phases.sock", on_phase) as listener:
-            environment[PHASE_SOCKET_ENV] = str(listener.path)
+        with contextlib.ExitStack() as stack:
+            listener: PhaseListener | None = None
+            try:
+                listener = stack.enter_context(PhaseListener(Path(scratch) / "phases.sock", on_phase))
+                environment[PHASE_SOCKET_ENV] = str(listener.path)
+            except OSError as error:
+                print(f"simfs: testbed run: each phase's CPU time will not be sampled: {error}", file=sys.stderr)
             exit_code = subprocess.run(command, env=environment).returncode
-        if listener.error is not None:
-            print(f"simfs: testbed run: the CPU time of each phase was not sampled: {listener.error}", file=sys.stderr)
+        if listener is not None and listener.error is not None:
+            print(f"simfs: testbed run: a phase's CPU time could not be sampled: {listener.error}", file=sys.stderr)
         if not written.exists():
             return None, exit_code or 1
         record = json.loads(written.read_text())

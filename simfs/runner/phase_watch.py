@@ -3,13 +3,16 @@
 Locally, ``measure(..., on_phase=...)`` calls its caller at each phase boundary while the
 ranks wait (``run.py``).  Under ``mpirun`` the caller is not a rank: ``simfs testbed run
 --mpi`` starts the job and waits for it.  So the job tells it, through a Unix socket named
-in the ranks' environment (:data:`PHASE_SOCKET_ENV`): at each boundary of a synchronised
-run rank 0 sends the event and waits for the answer, and every rank waits in one more
-barrier until it has come, so that what the listener samples then (the machine's CPU
-times) falls between phases, as it does locally.
+in rank 0's environment (:data:`PHASE_SOCKET_ENV`; rank 0 tells the others whether there is
+one, so that all of them agree): at each boundary of a synchronised run rank 0 sends the
+event and waits for the answer, and every rank waits in one more barrier until it has
+come, so that what the listener samples then (the machine's CPU times) falls between
+phases, as it does locally.
 
 :class:`PhaseListener` is the listening side, :func:`phase_notifier` rank 0's.  A listener
-that fails or goes away stops the notes, not the run.
+that cannot be reached, stops answering or goes away stops the notes, not the run; one
+whose ``on_phase`` raises keeps answering (the caller finds the error in
+:attr:`PhaseListener.error`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -27,6 +31,8 @@ PHASE_SOCKET_ENV = "SIMFS_PHASE_SOCKET"
 #: How long rank 0 waits for the listener's answer before it stops telling it, seconds.
 #: Sampling a machine's counters takes milliseconds; this only bounds a stuck listener.
 ANSWER_TIMEOUT_S = 10.0
+#: How often rank 0 looks at the stop flag while it waits for an answer, seconds.
+_POLL_S = 0.05
 
 
 class PhaseMark(NamedTuple):
@@ -57,8 +63,12 @@ class PhaseListener:
 
     def __enter__(self) -> PhaseListener:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(self._path))
-        server.listen(1)
+        try:
+            server.bind(str(self._path))  # OSError where the path is too long for a socket
+            server.listen(1)
+        except OSError:
+            server.close()
+            raise
         server.settimeout(0.2)  # to see the stop flag between connections
         self._server = server
         self._thread = threading.Thread(target=self._serve, name="simfs-phase-listener", daemon=True)
@@ -116,28 +126,43 @@ class PhaseListener:
                 self.error = error
 
 
-def phase_notifier(path: str) -> Callable[[str, Any], None]:
+def phase_notifier(path: str, stop_requested: Callable[[], bool] = lambda: False) -> Callable[[str, Any], None]:
     """Rank 0's side: ``notify(event, record)`` sends one boundary to the listener at
-    ``path`` and waits for its answer.  If the listener cannot be reached or does not
-    answer within :data:`ANSWER_TIMEOUT_S`, this and every later call do nothing."""
-    state: dict[str, Any] = {"connection": None, "reader": None, "broken": False}
+    ``path`` and waits for its answer.  If the listener cannot be reached, fails, or does
+    not answer within :data:`ANSWER_TIMEOUT_S` (or before ``stop_requested()``: the
+    other ranks give up on a stopped run within a fraction of a second), this and every
+    later call do nothing: the run goes on unwatched."""
+    state: dict[str, Any] = {"connection": None, "broken": False}
 
     def notify(event: str, record: Any) -> None:
         if state["broken"]:
             return
-        message: dict[str, Any] = {"event": event}
-        if record is not None:
-            message.update(iteration=record.iteration, phase=record.phase)
         try:
+            message: dict[str, Any] = {"event": event}
+            if record is not None:
+                message.update(iteration=int(record.iteration), phase=str(record.phase))
             if state["connection"] is None:
                 connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                state["connection"] = connection
                 connection.settimeout(ANSWER_TIMEOUT_S)
                 connection.connect(path)
-                state["connection"], state["reader"] = connection, connection.makefile("rb")
-            state["connection"].sendall(json.dumps(message).encode() + b"\n")
-            if state["reader"].readline() != b"ok\n":
-                raise OSError("the phase listener did not answer")
-        except OSError:
+                connection.settimeout(_POLL_S)
+            connection = state["connection"]
+            connection.sendall(json.dumps(message).encode() + b"\n")
+            answer, deadline = b"", time.monotonic() + ANSWER_TIMEOUT_S
+            while not answer.endswith(b"\n"):
+                if stop_requested() or time.monotonic() > deadline:
+                    raise OSError("the phase listener did not answer in time")
+                try:
+                    chunk = connection.recv(16)
+                except TimeoutError:
+                    continue
+                if not chunk:
+                    raise OSError("the phase listener went away")
+                answer += chunk
+            if answer != b"ok\n":
+                raise OSError(f"the phase listener answered {answer!r}")
+        except Exception:  # noqa: BLE001 - whatever goes wrong, the ranks must not wait for it
             state["broken"] = True
             if state["connection"] is not None:
                 state["connection"].close()

@@ -491,7 +491,8 @@ def _told_and_waited(comm: MpiComm, notify: Callable[[str, Any], None] | None) -
     """A phase boundary of an MPI run watched from outside (``phase_watch.py``): rank 0
     tells the listener, and every rank waits in one more barrier until it has answered,
     as local ranks wait while the coordinator calls ``on_phase``.  Every rank sees the
-    same answers, so all of them find the same boundaries and meet in that barrier."""
+    same answers, so all of them find the same boundaries and meet in that barrier; and
+    ``notify`` never raises (``phase_watch.phase_notifier``), so rank 0 meets them too."""
 
     def boundary(event: str, record: Any) -> None:
         if notify is not None:
@@ -548,6 +549,9 @@ def _measure_mpi(
                 if run_dir is not None:
                     remove_run_directory(run_dir)
         setup = comm.broadcast(setup)
+        # Rank 0's environment decides: ranks on other nodes may not have been given it,
+        # and all must agree on the barriers a watched run adds.
+        watched = comm.broadcast(watched_socket() if comm.reporter else None)
     except CollectiveAbandoned as exc:
         # A rank died, or the job was stopped, before the run began: nothing to record.
         if run_dir is not None:
@@ -560,9 +564,9 @@ def _measure_mpi(
             raise SimfsError(setup[1])
         return Measured("failed", setup[1], 2)
     plan = setup[1]
-    watched = watched_socket()
     if watched and plan.spec.synchronized:
-        comm.on_collective = _phase_boundary(_told_and_waited(comm, phase_notifier(watched) if comm.reporter else None))
+        notify = phase_notifier(watched, comm.stop_requested) if comm.reporter else None
+        comm.on_collective = _phase_boundary(_told_and_waited(comm, notify))
     failure: tuple[str, str] | None = None
     began = time.time()
     try:

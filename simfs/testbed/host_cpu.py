@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -78,59 +79,81 @@ class PhaseCpu(NamedTuple):
 def phase_cpu(record: dict, origin: str = "record") -> list[PhaseCpu]:
     """Each phase of a testbed run record with its CPU time (``testbed.cpu_by_phase``,
     matched to its phase by iteration and label); empty where the record has none.  A
-    phase's CPU time that matches no phase, or a phase that moved nothing or cost no CPU
-    time, is refused in one line naming ``origin`` and the entry."""
+    phase's CPU time that matches no phase, lacks a field, or is not a number in range, or
+    a phase that moved nothing or cost no CPU time, is refused in one line naming
+    ``origin`` and the entry."""
     costs = measured_testbed(record, origin).get("cpu_by_phase") or []
     if not costs:
         return []
-    by_phase = {(phase["iteration"], phase["phase"]): phase for phase in record["phases"]}
+    by_phase = {(phase.get("iteration"), phase.get("phase")): phase for phase in record.get("phases") or []}
     rows = []
     for index, cost in enumerate(costs):
+        where = f"{origin}: testbed.cpu_by_phase[{index}]"
+        if not isinstance(cost, dict):
+            raise SimfsError(f"{where}: expected an object with a phase's CPU time, got {cost!r}")
         phase = by_phase.get((cost.get("iteration"), cost.get("phase")))
         if phase is None:
             raise SimfsError(
-                f"{origin}: testbed.cpu_by_phase[{index}]: iteration {cost.get('iteration')!r}, phase "
-                f"{cost.get('phase')!r} is not a phase of the record"
+                f"{where}: iteration {cost.get('iteration')!r}, phase {cost.get('phase')!r} is not a phase of the record"
             )
-        if not phase["bytes"] > 0 or not float(cost["cpu_busy_s"]) > 0:
+        moved = _number(phase.get("bytes"), f"{where}: the phase's bytes")
+        busy = _number(cost.get("cpu_busy_s"), f"{where}.cpu_busy_s")
+        utilisation = _number(cost.get("cpu_utilisation"), f"{where}.cpu_utilisation")
+        if not moved > 0 or not busy > 0:
             raise SimfsError(
-                f"{origin}: testbed.cpu_by_phase[{index}]: phase {cost['phase']!r} moved {phase['bytes']} bytes in "
-                f"{cost['cpu_busy_s']} busy core-s; expected both positive"
+                f"{where}: phase {cost['phase']!r} moved {moved:g} bytes in {busy:g} busy core-s; expected both positive"
             )
-        rows.append(
-            PhaseCpu(
-                f"{origin} {cost['phase']}",
-                phase["op"],
-                float(phase["bytes"]),
-                float(cost["cpu_utilisation"]),
-                float(cost["cpu_busy_s"]),
-                cost,
-            )
-        )
+        if not 0 <= utilisation <= 1:
+            raise SimfsError(f"{where}.cpu_utilisation: expected a share of the cores, 0 to 1, got {utilisation:g}")
+        rows.append(PhaseCpu(f"{origin} {cost['phase']}", str(phase.get("op")), moved, utilisation, busy, cost))
     return rows
 
 
-def testbed_shape(testbed: dict) -> str:
+def _number(value: Any, what: str) -> float:
+    """``value`` as a finite number, or a one-line error naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise SimfsError(f"{what}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def testbed_shape(record: dict) -> str:
     """What sets the CPU time of a byte besides load: the file system and its layout
-    (a GlusterFS volume; MooseFS's servers and copies)."""
+    (a GlusterFS volume; MooseFS's servers and copies), and how the ranks ran (MPI ranks
+    poll while they wait, and that polling is in a phase's CPU time)."""
+    testbed = record["testbed"]
     if testbed.get("file_system") == "glusterfs":
-        return f"glusterfs {testbed.get('volume')}"
-    return f"{testbed.get('file_system')} servers={testbed.get('servers')} goal={testbed.get('goal')}"
+        shape = f"glusterfs {testbed.get('volume')}"
+    else:
+        shape = f"{testbed.get('file_system')} servers={testbed.get('servers')} goal={testbed.get('goal')}"
+    return f"{shape} backend={record.get('backend')}"
+
+
+class _OneLoadError(SimfsError):
+    """No operation of the rows was run at two loads: nothing identifies a growth."""
 
 
 class BusyGrowthFit:
     """How much more a byte costs on a busy machine: from phases of one workload at
     several loads (1-8 clients), each phase's busy core-seconds per byte is
-    ``base x (1 + busy_cpu_growth_ x utilisation)``, one base per operation and testbed
-    shape, one growth for all, fitted by least squares on relative errors (bounded to
-    0..``MAX_GROWTH``: the shared host charges a busy machine's costs, which a growth
-    below 0 would make the cheapest).  Needs each phase's CPU time
-    (``testbed.cpu_by_phase``).
+    ``base x (1 + growth x utilisation)``, one base per operation and testbed shape,
+    fitted by least squares on relative errors (bounded to 0..``MAX_GROWTH``: the shared
+    host charges a busy machine's costs, which a growth below 0 would make the cheapest).
+    Needs each phase's CPU time (``testbed.cpu_by_phase``).
 
-    The growth is kept only where it survives leaving out any one run (every refit
-    without one of them above ``NO_GROWTH``, ``leave_one_out_``); otherwise it rests on
-    one run and ``busy_cpu_growth_`` is 0, with ``identified_`` False and the full fit's
-    value in ``growth_fitted_``."""
+    The shared host takes one growth for every operation (``busy_cpu_growth_``).  The fit
+    keeps a growth only where it survives leaving out any one run, and where each
+    operation's runs, fitted alone with one run left out, admit it:
+
+    * ``growth_fitted_``: one growth for all operations, and ``leave_one_out_`` (run ->
+      that growth refitted without it);
+    * ``growth_by_operation_`` and ``leave_one_out_by_operation_``: the same for each
+      operation alone;
+    * ``identified_``: every refit of the common growth is above ``NO_GROWTH``;
+    * ``operations_agree_``: the common growth lies within each operation's refits.
+
+    ``busy_cpu_growth_`` is ``growth_fitted_`` where both hold, else 0 (``held_``
+    says why).  A run left out must leave two loads: keeping a growth takes runs at three
+    loads or more."""
 
     def fit(self, records: Iterable[tuple[str, dict]]) -> BusyGrowthFit:
         groups: dict[tuple[str, str], list[tuple[str, str, float, float]]] = {}
@@ -138,23 +161,37 @@ class BusyGrowthFit:
             phases = phase_cpu(record, origin)
             if not phases:
                 raise SimfsError(f"{origin}: testbed.cpu_by_phase not recorded: each phase's CPU time is needed")
-            shape = testbed_shape(record["testbed"])
+            shape = testbed_shape(record)
             for row in phases:
                 groups.setdefault((row.op, shape), []).append(
                     (origin, row.label, row.utilisation, row.busy_s / row.bytes)
                 )
-        growth, bases = _fit_growth(groups)
-        self.growth_fitted_ = growth
-        origins = list(dict.fromkeys(origin for rows in groups.values() for origin, *_ in rows))
-        self.leave_one_out_ = {}
-        for left_out in origins:
-            rest = {key: [row for row in rows if row[0] != left_out] for key, rows in groups.items()}
+        self.growth_fitted_, self.leave_one_out_ = _growth_and_refits(groups)
+        self.growth_by_operation_, self.leave_one_out_by_operation_ = {}, {}
+        for op in dict.fromkeys(op for op, _ in groups):
+            alone = {key: rows for key, rows in groups.items() if key[0] == op}
             try:
-                self.leave_one_out_[left_out] = _fit_growth({key: rows for key, rows in rest.items() if rows})[0]
-            except SimfsError:
-                self.leave_one_out_[left_out] = 0.0  # what is left was run at one load only
-        self.identified_ = growth > NO_GROWTH and all(value > NO_GROWTH for value in self.leave_one_out_.values())
-        self.busy_cpu_growth_ = growth if self.identified_ else 0.0
+                growth, refits = _growth_and_refits(alone)
+            except _OneLoadError:
+                continue  # this operation ran at one load: it says nothing of a growth
+            self.growth_by_operation_[op], self.leave_one_out_by_operation_[op] = growth, refits
+        self.identified_ = self.growth_fitted_ > NO_GROWTH and all(
+            value > NO_GROWTH for value in self.leave_one_out_.values()
+        )
+        self.operations_agree_ = all(
+            min(refits.values()) <= self.growth_fitted_ <= max(refits.values())
+            for refits in self.leave_one_out_by_operation_.values()
+        )
+        reasons = []
+        if not self.identified_:
+            reasons.append("without one of the runs it falls to 0, so it rests on that run")
+        if not self.operations_agree_:
+            reasons.append("the operations, each fitted alone, do not admit one growth")
+        if not self.growth_fitted_:
+            self.held_ = "none"
+        else:
+            self.held_ = f"not kept: {'; '.join(reasons)} (0 used)" if reasons else "kept"
+        self.busy_cpu_growth_ = self.growth_fitted_ if self.held_ == "kept" else 0.0
         bases = _bases(groups, self.busy_cpu_growth_)
         self.runs_, self.utilisation_, self.cpu_s_per_byte_, self.residuals_ = [], [], [], []
         for key, rows in groups.items():
@@ -174,27 +211,25 @@ class BusyGrowthFit:
                 return f"{cost * 1e9:.3g} ns per byte"
             return f"{cost * request_bytes * 1e3:.3g} core-ms per request"
 
+        def refitted(growth: float, refits: dict[str, float]) -> str:
+            spread = sorted(refits.values())
+            return f"{growth:.3g}, {spread[0]:.3g} to {spread[-1]:.3g} without one of the {len(spread)} runs"
+
         lines = [
             f"# {Path(label).name}: {utilisation:.0%} busy, {cost_text(cost)}, fit {residual:+.1%}"
             for label, utilisation, cost, residual in zip(
                 self.runs_, self.utilisation_, self.cpu_s_per_byte_, self.residuals_
             )
         ]
-        spread = sorted(self.leave_one_out_.values())
-        if self.identified_:
-            held = "kept"
-        elif self.growth_fitted_:
-            held = "not kept: without one of the runs it falls to 0, so it rests on that run (0 used)"
-        else:
-            held = "none"
-        lines.append(
-            f"# growth {self.growth_fitted_:.3g}, {spread[0]:.3g} to {spread[-1]:.3g} without one of the "
-            f"{len(spread)} runs: {held}"
-        )
+        lines += [
+            f"# {op} alone: growth {refitted(growth, self.leave_one_out_by_operation_[op])}"
+            for op, growth in self.growth_by_operation_.items()
+        ]
+        lines.append(f"# growth {refitted(self.growth_fitted_, self.leave_one_out_)}: {self.held_}")
         return lines
 
 
-def _bases(groups: dict, growth: float) -> dict:
+def _bases(groups: dict[tuple[str, str], list], growth: float) -> dict[tuple[str, str], float]:
     """Each group's cost on an idle machine for ``growth`` (weighted least squares on
     relative errors, in closed form)."""
     import numpy as np
@@ -208,11 +243,26 @@ def _bases(groups: dict, growth: float) -> dict:
     return fitted
 
 
-def _fit_growth(groups: dict) -> tuple[float, dict]:
+def _growth_and_refits(groups: dict[tuple[str, str], list]) -> tuple[float, dict[str, float]]:
+    """The growth of ``groups`` and, for each run, the growth without it (0 where what is
+    left was run at one load)."""
+    growth = _fit_growth(groups)
+    refits = {}
+    for left_out in dict.fromkeys(origin for rows in groups.values() for origin, *_ in rows):
+        rest = {key: [row for row in rows if row[0] != left_out] for key, rows in groups.items()}
+        try:
+            refits[left_out] = _fit_growth({key: rows for key, rows in rest.items() if rows})
+        except _OneLoadError:
+            refits[left_out] = 0.0
+    return growth, refits
+
+
+def _fit_growth(groups: dict[tuple[str, str], list]) -> float:
+    """The growth that best explains every group's cost per byte against utilisation."""
     from scipy.optimize import minimize_scalar
 
     if not any(len({round(u, 2) for _, _, u, _ in rows}) > 1 for rows in groups.values()):
-        raise SimfsError("busy CPU growth fit: no operation was run at two loads (give runs of 1 to 8 clients)")
+        raise _OneLoadError("busy CPU growth fit: no operation was run at two loads (give runs of 1 to 8 clients)")
 
     def loss(growth: float) -> float:
         fitted = _bases(groups, growth)
@@ -221,8 +271,7 @@ def _fit_growth(groups: dict) -> tuple[float, dict]:
     growth = float(minimize_scalar(loss, bounds=(0.0, MAX_GROWTH), method="bounded").x)
     if growth > MAX_GROWTH * 0.999:
         raise SimfsError(f"busy CPU growth fit: the growth reached its bound ({MAX_GROWTH}): the runs disagree")
-    growth = growth if growth > NO_GROWTH else 0.0
-    return growth, _bases(groups, growth)
+    return growth if growth > NO_GROWTH else 0.0
 
 
 class HostCpuFit:
@@ -241,7 +290,10 @@ class HostCpuFit:
         rows, busy, names = [], [], []
         for origin, record in records:
             terms, seconds = run_terms(record, origin)
-            idle = 1 + self.busy_cpu_growth * float(record["testbed"].get("cpu_utilisation", 0.0))
+            idle = 1.0
+            if self.busy_cpu_growth:
+                utilisation = _number(record["testbed"].get("cpu_utilisation"), f"{origin}: testbed.cpu_utilisation")
+                idle += self.busy_cpu_growth * utilisation
             rows.append(terms)
             busy.append(seconds / idle)
             names.append(origin)

@@ -17,7 +17,7 @@ does:
   FUSE daemon and a TCP connection pays; across cores a virtual machine's wake-ups go
   through its hypervisor, and cost several times as much).
 
-Each is the median of three short trials, about a second in all; ``simfs testbed
+Each is the median of three short trials, about two thirds of a second in all; ``simfs testbed
 run`` takes it before the run's counters start, so it costs the run nothing.
 """
 
@@ -40,9 +40,11 @@ def machine_probe() -> dict[str, float | None]:
     """The four timings (see the module docstring), each the median of three trials
     (the two-core round trip None on a machine that lets this process use one core)."""
     buffer = os.urandom(_HASHED_BYTES)
+    hashed = statistics.median(_hash(buffer) for _ in range(_TRIALS))
+    del buffer  # not copied into the children of the round trips
     cores = sorted(os.sched_getaffinity(0))
     probe: dict[str, float | None] = {
-        "sha256_cpu_s_per_gib": statistics.median(_hash(buffer) for _ in range(_TRIALS)),
+        "sha256_cpu_s_per_gib": hashed,
         "zero_read_cpu_s_per_gib": statistics.median(_zero_reads() for _ in range(_TRIALS)),
         "pipe_round_trip_cpu_us": statistics.median(_round_trips(cores[0], cores[0]) for _ in range(_TRIALS)),
         "pipe_round_trip_two_cores_cpu_us": None,
@@ -73,33 +75,59 @@ def _zero_reads() -> float:
 def _round_trips(parent_core: int, child_core: int) -> float:
     """CPU time of this process and a child per round trip of one byte through pipes,
     each pinned to its core (one core: two context switches a trip; two: two
-    cross-core wake-ups, which a virtual machine pays for through its hypervisor)."""
-    to_child, from_parent = os.pipe()
-    from_child, to_parent = os.pipe()
+    cross-core wake-ups, which a virtual machine pays for through its hypervisor).  Each
+    side times its own trips, after a first exchange, so the fork and the exit are not
+    counted; the child sends its CPU seconds back as text."""
+    down_read, down_write = os.pipe()  # parent -> child
+    up_read, up_write = os.pipe()  # child -> parent
     allowed = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {parent_core})
-    # getrusage, not os.times: clock ticks (10 ms) would be a tenth of what is measured.
-    before = _cpu_s(resource.RUSAGE_SELF), _cpu_s(resource.RUSAGE_CHILDREN)
     child = os.fork()
-    if child == 0:  # pragma: no cover - the child's side, measured through getrusage
+    if child == 0:  # pragma: no cover - the child's side; its result comes back on the pipe
+        status = 1
         try:
+            os.close(down_write)
+            os.close(up_read)
             os.sched_setaffinity(0, {child_core})
+            _expect(down_read)
+            os.write(up_write, b"r")  # ready
+            started = _cpu_s(resource.RUSAGE_SELF)
             for _ in range(_ROUND_TRIPS):
-                os.read(to_child, 1)
-                os.write(to_parent, b"x")
+                _expect(down_read)
+                os.write(up_write, b"x")
+            os.write(up_write, f"{_cpu_s(resource.RUSAGE_SELF) - started!r}\n".encode())
+            status = 0
         finally:
-            os._exit(0)
+            os._exit(status)
     try:
+        os.close(down_read)
+        os.close(up_write)
+        os.sched_setaffinity(0, {parent_core})
+        os.write(down_write, b"s")
+        _expect(up_read)
+        started = _cpu_s(resource.RUSAGE_SELF)
         for _ in range(_ROUND_TRIPS):
-            os.write(from_parent, b"x")
-            os.read(from_child, 1)
+            os.write(down_write, b"x")
+            _expect(up_read)
+        used = _cpu_s(resource.RUSAGE_SELF) - started
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = os.read(up_read, 64)
+            if not chunk:
+                raise OSError("machine probe: the pipe round trips' child ended before it reported")
+            reply += chunk
+        used += float(reply)
     finally:
-        os.waitpid(child, 0)
         os.sched_setaffinity(0, allowed)
-        for descriptor in (to_child, from_parent, from_child, to_parent):
-            os.close(descriptor)
-    used = _cpu_s(resource.RUSAGE_SELF) - before[0] + _cpu_s(resource.RUSAGE_CHILDREN) - before[1]
+        os.close(down_write)  # the child, if still waiting, reads an end of file and exits
+        os.close(up_read)
+        os.waitpid(child, 0)
     return used / _ROUND_TRIPS * 1e6
+
+
+def _expect(descriptor: int) -> None:
+    """Read the one byte the other side sends; an end of file means it is gone."""
+    if not os.read(descriptor, 1):
+        raise OSError("machine probe: the other side of the pipe round trips ended")
 
 
 def _cpu_s(who: int) -> float:

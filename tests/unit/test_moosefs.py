@@ -119,47 +119,99 @@ def test_the_profile_host_costs_are_the_fit_of_the_committed_calibration_runs():
         assert abs(residual) < 0.05 * busy
 
 
-def test_the_committed_load_runs_give_no_growth_a_run_survives(capsys):
+def test_the_committed_load_runs_grow_in_writes_not_reads_and_keep_no_common_growth(capsys):
     # 1, 2, 4 and 8 clients on 6 chunkservers: the cores from a fifth to nine tenths busy.
     busy = BusyGrowthFit().fit(read_records([LOAD_RUNS]))
     assert min(busy.utilisation_) < 0.25 and max(busy.utilisation_) > 0.85
-    # All four runs give a small growth; without the one-client run there is none, so it
-    # is not kept, and the profile's value is what the fit keeps.
-    assert 0.02 < busy.growth_fitted_ < 0.2
-    assert not busy.identified_ and busy.busy_cpu_growth_ == 0.0
-    assert min(busy.leave_one_out_.values()) == 0.0
+    # Writes alone grow, whichever run is left out; reads alone do not.
+    assert 0.2 < busy.growth_by_operation_["write"] < 0.4
+    assert min(busy.leave_one_out_by_operation_["write"].values()) > 0.2
+    assert busy.growth_by_operation_["read"] < 0.01
+    assert max(busy.leave_one_out_by_operation_["read"].values()) < 0.1
+    # One growth for both is small, gone without the one-client run and outside what
+    # writes admit: not kept, and the profile's value is what the fit keeps.
+    assert 0.02 < busy.growth_fitted_ < 0.2 and min(busy.leave_one_out_.values()) == 0.0
+    assert not busy.identified_ and not busy.operations_agree_ and busy.busy_cpu_growth_ == 0.0
     assert load_profile("testbed-moosefs").data["host"]["busy_cpu_growth"] == busy.busy_cpu_growth_
     # With no growth every phase is within 10% of its operation's one cost per byte.
     assert max(map(abs, busy.residuals_)) < 0.1
     assert main([str(CALIBRATION_RUNS), "--load", str(LOAD_RUNS)]) == 0
     out = capsys.readouterr().out
-    assert "not kept: without one of the runs it falls to 0" in out and "busy_cpu_growth = 0\n" in out
+    assert "# write alone: growth 0.285" in out and "# read alone: growth 0," in out
+    assert "do not admit one growth (0 used)" in out and "busy_cpu_growth = 0\n" in out
     assert "write_cpu_s_per_byte = 3.945e-08" in out
 
 
-def test_a_growth_is_kept_only_where_every_run_supports_it():
-    def record(clients: int, utilisation: float, cost_s_per_byte: float) -> tuple[str, dict]:
-        phases = [{"iteration": 0, "phase": "write", "op": "write", "bytes": 1 << 26}]
-        cost = {"iteration": 0, "phase": "write", "cpu_utilisation": utilisation}
-        cost["cpu_busy_s"] = cost_s_per_byte * (1 << 26)
-        testbed = {"file_system": "moosefs", "servers": 6, "goal": 2, "cpu_busy_s": 1.0, "cpu_by_phase": [cost]}
-        return f"c{clients}.json", {"status": "ok", "phases": phases, "testbed": testbed}
+def _load_record(clients: int, utilisation: float, costs: dict[str, float]) -> tuple[str, dict]:
+    """A run record of one write and one read phase at ``utilisation``, costing
+    ``costs[op]`` core-seconds per byte."""
+    phases = [{"iteration": 0, "phase": op, "op": op, "bytes": 1 << 26} for op in costs]
+    by_phase = [
+        {"iteration": 0, "phase": op, "cpu_utilisation": utilisation, "cpu_busy_s": cost * (1 << 26)}
+        for op, cost in costs.items()
+    ]
+    testbed = {"file_system": "moosefs", "servers": 6, "goal": 2, "cpu_busy_s": 1.0, "cpu_by_phase": by_phase}
+    return f"c{clients}.json", {"status": "ok", "backend": "local", "phases": phases, "testbed": testbed}
 
+
+def test_a_growth_is_kept_only_where_every_run_and_every_operation_support_it():
     loads = (0.2, 0.4, 0.7, 0.9)
-    growing = [record(index, u, 5e-8 * (1 + 0.5 * u)) for index, u in enumerate(loads)]
+    growing = [
+        _load_record(index, u, {"write": 5e-8 * (1 + 0.5 * u), "read": 3e-8 * (1 + 0.5 * u)})
+        for index, u in enumerate(loads)
+    ]
     fit = BusyGrowthFit().fit(growing)
-    assert fit.identified_ and fit.busy_cpu_growth_ == pytest.approx(0.5, rel=1e-3)
+    assert fit.identified_ and fit.operations_agree_ and fit.held_ == "kept"
+    assert fit.busy_cpu_growth_ == pytest.approx(0.5, rel=1e-3)
     assert all(value == pytest.approx(0.5, rel=1e-3) for value in fit.leave_one_out_.values())
-    # One dear run at low load makes a growth that leaving it out takes away.
-    flat = [record(index, u, 5e-8 * (0.9 if index == 0 else 1.0)) for index, u in enumerate(loads)]
-    fit = BusyGrowthFit().fit(flat)
+    assert fit.growth_by_operation_ == pytest.approx({"write": 0.5, "read": 0.5}, rel=1e-3)
+    # One cheap run at low load makes a growth that leaving it out takes away.
+    cheap = [_load_record(index, u, {"write": 5e-8 * (0.9 if index == 0 else 1.0)}) for index, u in enumerate(loads)]
+    fit = BusyGrowthFit().fit(cheap)
     assert fit.growth_fitted_ > 0.05 and not fit.identified_ and fit.busy_cpu_growth_ == 0.0
     assert fit.leave_one_out_["c0.json"] == 0.0
-    # The calibration runs are then divided by 1 + growth x their utilisation.
+    # Writes that grow and reads that do not: the common growth survives every run left
+    # out, but neither operation admits it.
+    split = [_load_record(index, u, {"write": 5e-8 * (1 + 0.6 * u), "read": 3e-8}) for index, u in enumerate(loads)]
+    fit = BusyGrowthFit().fit(split)
+    assert fit.identified_ and not fit.operations_agree_ and fit.busy_cpu_growth_ == 0.0
+    assert fit.held_ == "not kept: the operations, each fitted alone, do not admit one growth (0 used)"
+    assert fit.growth_by_operation_ == pytest.approx({"write": 0.6, "read": 0.0}, abs=1e-3)
+    # The calibration runs are then divided by 1 + growth x their utilisation, which a
+    # record must then give.
     runs = read_records([CALIBRATION_RUNS])
     plain, divided = HostCpuFit().fit(runs), HostCpuFit(busy_cpu_growth=0.5).fit(runs)
     assert divided.write_cpu_s_per_byte_ < plain.write_cpu_s_per_byte_ / 1.1
     assert divided.busy_label_ == "core-s on an idle machine"
+    unknown = json.loads(json.dumps(runs[0][1]))
+    del unknown["testbed"]["cpu_utilisation"]
+    with pytest.raises(SimfsError, match="u.json: testbed.cpu_utilisation: expected a finite number, got None"):
+        HostCpuFit(busy_cpu_growth=0.5).fit([("u.json", unknown), *runs[1:]])
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("cpu_busy_s", None, r"c0.json: testbed.cpu_by_phase\[0\].cpu_busy_s: expected a finite number, got None"),
+        ("cpu_utilisation", "high", r"testbed.cpu_by_phase\[0\].cpu_utilisation: expected a finite number, got 'high'"),
+        ("cpu_utilisation", 1.5, r"testbed.cpu_by_phase\[0\].cpu_utilisation: expected a share of the cores, 0 to 1"),
+        ("phase", "reread", r"testbed.cpu_by_phase\[0\]: iteration 0, phase 'reread' is not a phase of the record"),
+    ],
+)
+def test_each_phase_cpu_entry_is_checked_field_by_field(field, value, message):
+    origin, record = _load_record(0, 0.5, {"write": 5e-8})
+    record["testbed"]["cpu_by_phase"][0][field] = value
+    with pytest.raises(SimfsError, match=message):
+        BusyGrowthFit().fit([(origin, record)])
+
+
+def test_the_profile_growth_reaches_the_shared_host():
+    idle = simfs.load_system("testbed-moosefs", {"chunkserver.count": 8, "moosefs.goal": 2})
+    busy = simfs.load_system(
+        "testbed-moosefs", {"chunkserver.count": 8, "moosefs.goal": 2, "host.busy_cpu_growth": 0.5}
+    )
+    assert busy.shared_host.busy_cpu_growth == 0.5
+    assert busy.shared_host.ceiling_Bps("write", 2) == pytest.approx(idle.shared_host.ceiling_Bps("write", 2) / 1.5)
 
 
 def test_the_fit_refuses_what_cannot_identify_it(tmp_path, capsys):

@@ -461,6 +461,42 @@ def test_an_mpi_job_tells_a_listener_each_phase_boundary_while_the_ranks_wait(tm
     assert _left(target) == []
 
 
+def test_rank_0_decides_for_every_rank_whether_the_run_is_watched(tmp_path):
+    # The second application context is not given the socket (as ranks on another node
+    # are not, without mpirun -x): rank 0's environment decides, and no rank hangs.
+    target = tmp_path / "target"
+    target.mkdir()
+    seen = []
+    workload = ["--", *IOR_SMALL.split()]
+    command, environment = _mpirun_command(1, "measure", "--dir", str(target), *workload)
+    command += [":", "-n", "2", "env", "-u", PHASE_SOCKET_ENV, sys.executable, "-m", "simfs.cli", "measure"]
+    command += ["--dir", str(target), *workload]
+    with PhaseListener(tmp_path / "phases.sock", lambda event, mark: seen.append(event)) as listener:
+        environment[PHASE_SOCKET_ENV] = str(listener.path)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    assert done.returncode == 0, done.stderr
+    assert seen == ["start", "end", "start", "end"]
+    assert _left(target) == []
+
+
+def test_an_mpi_job_goes_on_when_its_listener_fails(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()
+
+    def on_phase(event, mark):
+        raise RuntimeError("counters unreadable")
+
+    command, environment = _mpirun_command(2, "measure", "--dir", str(target))
+    with PhaseListener(tmp_path / "phases.sock", on_phase) as listener:
+        environment[PHASE_SOCKET_ENV] = str(listener.path)
+        done = subprocess.run(
+            [*command, "--", *IOR_SMALL.split()], capture_output=True, text=True, timeout=300, env=environment
+        )
+    assert done.returncode == 0, done.stderr
+    assert isinstance(listener.error, RuntimeError)
+    assert _left(target) == []
+
+
 def test_an_mpi_job_goes_on_when_its_listener_is_not_there(tmp_path):
     target = tmp_path / "target"
     target.mkdir()

@@ -333,3 +333,12 @@ def test_the_machine_probe_times_fixed_work_in_cpu_seconds():
     # The probe pins itself to one core at a time and then leaves this process where it
     # was allowed to run.
     assert os.sched_getaffinity(0) == allowed
+
+
+def test_a_probe_whose_child_fails_raises_and_leaves_the_process_as_it_was():
+    from simfs.testbed.probe import _round_trips
+
+    allowed = os.sched_getaffinity(0)
+    with pytest.raises(OSError):
+        _round_trips(min(allowed), 4096)  # the child cannot be pinned to a core that is not there
+    assert os.sched_getaffinity(0) == allowed
