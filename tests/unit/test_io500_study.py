@@ -156,3 +156,58 @@ def test_a_submission_s_scale_is_the_ranks_its_easy_phases_launched(tmp_path):
     assert study.launched_ranks(submission) == 160  # its "tasks : 160"
     shutil.copy(data / "io500-mdtest" / "mdtest-3.3.0-easy-write-stonewall.txt", run / "mdtest-easy-write.txt")
     assert study.launched_ranks(submission) == 96  # "launched with 96 total task(s) on 8 node(s)"
+
+
+def test_a_stopped_submission_goes_on_from_the_phases_it_kept(tmp_path, monkeypatch, capsys):
+    import simfs.filesystems
+    import simfs.predict
+    import simfs.systems.free_parameters
+
+    class Point:
+        def __init__(self, index):
+            self.index = index
+
+    predicted = []
+
+    class Predictor:
+        def __init__(self, system, profile):
+            pass
+
+        def predict(self, point):
+            if fail_at == point.index:
+                raise RuntimeError("stopped")  # as a study killed in the middle of this phase
+            predicted.append(point.index)
+            return 10.0 * point.index
+
+    class Profile:
+        def with_overrides(self, values):
+            return self
+
+    hard = pd.DataFrame({"io500_phase": ["ior-hard-write", "mdtest-hard-write", "mdtest-hard-stat"]}, index=[3, 5, 7])
+    monkeypatch.setattr(simfs.predict, "plan", lambda frame, warn: ([Point(i) for i in frame.index], pd.DataFrame()))
+    monkeypatch.setattr(simfs.predict, "Predictor", Predictor)
+    monkeypatch.setattr(simfs.filesystems, "system_from_profile", lambda profile: None)
+    monkeypatch.setattr(simfs.systems.free_parameters, "followed_values", lambda *args: {})
+    path = study.progress_path(tmp_path, "Site/System/Lustre/2024/submission-1")
+    assert path.name == "Site_System_Lustre_2024_submission-1.json"
+    fail_at = 5
+    progress = study.Progress(path)
+    progress.fit = {"params": {"ost.count": 4.0}, "held": {}, "rms": 0.1, "rows": []}
+    try:
+        study._predict_again(Profile(), {}, {}, hard, progress, lambda: 12.5)
+    except RuntimeError:
+        pass
+    assert predicted == [3]
+    # A new process reads what was kept: the fit, the first phase and the CPU time so far.
+    fail_at = None
+    again = study.Progress(path)
+    assert again.fit["params"] == {"ost.count": 4.0} and again.predicted == {"3": 30.0} and again.cpu_s == 12.5
+    table = study._predict_again(Profile(), {}, {}, hard, again, lambda: 20.0)
+    assert predicted == [3, 5, 7]  # the first phase was not predicted again
+    assert list(table["predicted"]) == [30.0, 50.0, 70.0]
+    assert not path.with_suffix(".partial").exists()
+    # A file that is not one of these starts the submission again, saying so.
+    path.write_text("{")
+    assert study.Progress(path).fit is None
+    assert "not a progress file of this study" in capsys.readouterr().out
+    assert study.Progress(None).fit is None and study.progress_path(None, "x") is None

@@ -29,7 +29,9 @@ phases' model or inputs, minutes instead of hours.
 
 No per-submission tuning of anything but the easy-phase free parameters: this is a
 prediction, not a fit.  Results go to ``study.csv`` (one row per predicted phase, written
-as each submission finishes, so an interrupted run keeps what it did) and ``study.md``
+as each submission finishes, so an interrupted run keeps what it did; within a submission
+its fit and each hard phase are kept in ``study-progress/`` as they are done, so that
+``--resume`` goes on from there) and ``study.md``
 (error distribution per phase and file-system type, share within 2x, and the submissions
 not built and why).
 
@@ -48,6 +50,7 @@ import re
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -211,10 +214,49 @@ def _phase_of(source: str) -> str:
     return Path(source.rsplit(":", 1)[0]).stem.replace("_", "-")
 
 
-def study_one(submission: Path, corpus: Path, recorded: pd.DataFrame | None = None) -> tuple[list[dict], dict | None]:
+class Progress:
+    """What the study of one submission has done so far, in a file of its own
+    (``study-progress/``): the fit of its easy phases, then each hard phase as it is
+    predicted, so that a study stopped part way (a large submission takes hours) goes on
+    from there with ``--resume`` instead of starting the submission again.  The file goes
+    once the submission's rows are in ``study.csv``.  Without a path it keeps nothing."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.fit: dict | None = None
+        self.predicted: dict[str, float] = {}
+        self.cpu_s = 0.0
+        if path is not None and path.is_file():
+            try:
+                saved = json.loads(path.read_text())
+                self.fit, self.predicted, self.cpu_s = saved["fit"], saved["predicted"], float(saved["cpu_s"])
+            except (ValueError, KeyError, TypeError):
+                print(f"study: {path}: not a progress file of this study; starting the submission again")
+
+    def save(self, cpu_s: float) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".partial")
+        partial.write_text(json.dumps({"fit": self.fit, "predicted": self.predicted, "cpu_s": cpu_s}))
+        partial.replace(self.path)  # whole or not at all, should the study be stopped here
+
+
+def progress_path(progress_dir: Path | None, where: str) -> Path | None:
+    """The progress file of the submission at ``where`` (its path in the corpus)."""
+    if progress_dir is None:
+        return None
+    return progress_dir / (re.sub(r"[^A-Za-z0-9._-]+", "_", where) + ".json")
+
+
+def study_one(
+    submission: Path, corpus: Path, recorded: pd.DataFrame | None = None, progress_dir: Path | None = None
+) -> tuple[list[dict], dict | None]:
     """Predicted rows of one submission, or why it was not built.  With ``recorded`` (its
     rows of an earlier run), the easy phases are not fitted again: their rows and fitted
-    parameters are kept, and only the hard phases are predicted."""
+    parameters are kept, and only the hard phases are predicted.  With ``progress_dir``,
+    what is done is kept there as it is done, and what was kept is not done again
+    (:class:`Progress`)."""
     from simfs.calibrate import ProfileCalibrator
     from simfs.filesystems import system_from_profile
     from simfs.systems.profile import load_profile
@@ -252,19 +294,35 @@ def study_one(submission: Path, corpus: Path, recorded: pd.DataFrame | None = No
             hard = hard.copy()
             hard.loc[hard["io500_phase"].str.startswith("ior-"), "settings"] = json.dumps(layout)
     started = time.process_time()
+    progress = Progress(progress_path(progress_dir, where) if recorded is None else None)
+
+    def spent() -> float:
+        return progress.cpu_s + time.process_time() - started
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if recorded is None:
-                calibrator = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5).fit(easy)
-                predicted = calibrator.predict(hard)
-                params, held = calibrator.params_, calibrator.held_followers_
+                if progress.fit is None:
+                    calibrator = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5).fit(easy)
+                    fitted = calibrator.residuals_.assign(
+                        io500_phase=easy.loc[calibrator.residuals_.index, "io500_phase"]
+                    )
+                    progress.fit = {
+                        "params": dict(calibrator.params_),
+                        "held": dict(calibrator.held_followers_),
+                        "rms": float(calibrator.rms_log_error_),
+                        "rows": fitted[["nodes", "ppn", "measured", "predicted", "io500_phase"]].to_dict("records"),
+                    }
+                    progress.save(spent())
+                params, held = progress.fit["params"], progress.fit["held"]
+                predicted = _predict_again(profile, params, held, hard, progress, spent)
             else:
                 params, held = _recorded_fit(recorded)
                 predicted = _predict_again(profile, params, held, hard)
     except Exception as exc:  # noqa: BLE001
         return [], {"submission": where, "file_system": name, "reason": f"calibration or prediction failed: {exc}"}
-    cpu_s = time.process_time() - started
+    cpu_s = spent()
     from simfs.predict import plan
 
     _, unsimulated = plan(hard, warn=False)
@@ -279,10 +337,9 @@ def study_one(submission: Path, corpus: Path, recorded: pd.DataFrame | None = No
         both = [("predicted", r, r["predicted"]) for _, r in predicted.iterrows()]
         rms, cpu_s = float(kept[0]["easy_rms_log_error"]), float(kept[0]["cpu_s"])
     else:
-        fitted = calibrator.residuals_.assign(io500_phase=easy.loc[calibrator.residuals_.index, "io500_phase"])
-        both = [("fitted", r, r["predicted"]) for _, r in fitted.iterrows()]
+        both = [("fitted", r, r["predicted"]) for r in progress.fit["rows"]]
         both += [("predicted", r, r["predicted"]) for _, r in predicted.iterrows()]
-        rms = calibrator.rms_log_error_
+        rms = progress.fit["rms"]
     for role, row, value in both:
         measured_value = float(row["measured"] if role == "fitted" else row["value"])
         rows.append(
@@ -318,9 +375,17 @@ def _recorded_fit(recorded: pd.DataFrame) -> tuple[dict[str, float], dict[str, s
     return params, held
 
 
-def _predict_again(profile, params: dict[str, float], held: dict[str, str], hard: pd.DataFrame) -> pd.DataFrame:
-    """Hard phases predicted with recorded fitted parameters, as ``ProfileCalibrator.predict``
-    does with its own (followers of held leaders keep their profile value)."""
+def _predict_again(
+    profile,
+    params: dict[str, float],
+    held: dict[str, str],
+    hard: pd.DataFrame,
+    progress: Progress | None = None,
+    spent: Callable[[], float] = lambda: 0.0,
+) -> pd.DataFrame:
+    """Hard phases predicted with fitted parameters, as ``ProfileCalibrator.predict`` does
+    with its own (followers of held leaders keep their profile value); with ``progress``,
+    each one kept as it is predicted, and those it kept not predicted again."""
     from simfs.filesystems import system_from_profile
     from simfs.predict import Predictor, plan
     from simfs.systems.free_parameters import followed_values
@@ -329,7 +394,17 @@ def _predict_again(profile, params: dict[str, float], held: dict[str, str], hard
     points, _ = plan(hard, warn=False)
     predictor = Predictor(system_from_profile(fitted), fitted)
     table = hard.loc[[p.index for p in points]].copy()
-    table["predicted"] = [predictor.predict(p) for p in points]
+    values = []
+    for point in points:
+        key = str(point.index)
+        if progress is not None and key in progress.predicted:
+            values.append(progress.predicted[key])
+            continue
+        values.append(predictor.predict(point))
+        if progress is not None:
+            progress.predicted[key] = values[-1]
+            progress.save(spent())
+    table["predicted"] = values
     return table
 
 
@@ -498,9 +573,15 @@ def main(argv: list[str] | None = None) -> int:
         studied = frame["submission"].nunique() if len(frame) else 0
         md_path.write_text(report(frame, pd.DataFrame(skipped), coverage(studied, buildable - len(not_built))))
 
+    # A fresh study starts every submission again; a resumed one goes on from what each kept.
+    progress_dir = args.out / "study-progress"
+    if not args.resume and not args.repredict and progress_dir.is_dir():
+        for stale in progress_dir.glob("*.json"):
+            stale.unlink()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = {
-            pool.submit(study_one, s, args.corpus, recorded.get(str(s.relative_to(args.corpus)))): s for s in to_build
+            pool.submit(study_one, s, args.corpus, recorded.get(str(s.relative_to(args.corpus))), progress_dir): s
+            for s in to_build
         }
         for done, future in enumerate(as_completed(futures), start=1):
             rows, why = future.result()
@@ -509,6 +590,9 @@ def main(argv: list[str] | None = None) -> int:
                 skipped.append(why)
             write_report()
             label = futures[future].relative_to(args.corpus)
+            kept = progress_path(progress_dir, str(label))
+            if kept is not None:
+                kept.unlink(missing_ok=True)  # its rows are in study.csv now
             predicted = sum(row["role"] == "predicted" for row in rows)
             status = why["reason"] if why else f"{predicted} hard phases predicted"
             print(f"[{done}/{len(to_build)}] {label}: {status}", flush=True)
