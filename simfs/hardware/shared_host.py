@@ -31,8 +31,9 @@ class SharedHost:
     reads, all daemons together, one stored copy); ``copy_cpu_s_per_byte`` (core-seconds
     per byte for each further copy a server forwards and stores: a chained write), all
     three an idle machine's; ``busy_cpu_growth`` (how much more every byte costs when all
-    the cores are busy: a request's CPU time grows as ``1 + growth x utilisation``,
-    GlusterFS's ``host.busy_cpu_growth``; 0 where one cost holds at every load).  The host
+    the cores are busy: a request's CPU time grows as ``1 + growth x utilisation``, the
+    profile's ``host.busy_cpu_growth``, fitted by ``simfs.testbed.host_cpu.BusyGrowthFit``;
+    0 where one cost holds at every load).  The host
     binds only when every core is busy, so the flows are charged the busy machine's costs
     (:meth:`cpu_s_per_byte`)."""
 

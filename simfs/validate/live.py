@@ -11,7 +11,6 @@ predicted as one.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import warnings
@@ -39,7 +38,7 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
             raise SimfsError(f"--live: {exc}") from None
     profile = load_profile(system)
     predictor = Predictor(system_from_profile(profile), profile)
-    rows = []
+    rows, records = [], {}
     for point in points:
         row = measurements.loc[point.index]
         predicted = predictor.predict(point)
@@ -57,30 +56,27 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
                 "spread_pct": 100 * point.uncertainty,
                 "predicted": predicted,
                 "error_pct": 100 * (predicted / point.measured - 1),
-                "cpu_busy_measured": _measured_cpu_busy(run, point.phase),
+                "cpu_busy_measured": _measured_cpu_busy(records, run, point.phase),
                 "cpu_busy_predicted": _predicted_cpu_busy(predictor, point),
             }
         )
     return pd.DataFrame(rows)
 
 
-def _measured_cpu_busy(run: str, phase: str) -> float:
+def _measured_cpu_busy(records: dict[str, object], run: str, phase: str) -> float:
     """A testbed record's CPU utilisation in ``phase`` (the mean over its iterations,
-    from ``testbed.cpu_by_phase``); NaN for other records."""
-    record = _record(run)
+    from ``testbed.cpu_by_phase``); NaN for other records.  ``records`` keeps each record
+    read in this comparison, so a record of many phases is read once."""
+    if run not in records:
+        try:
+            records[run] = json.loads(Path(run).read_text())
+        except (OSError, ValueError):
+            records[run] = None  # its rates were read already; it has no CPU time to give
+    record = records[run]
     testbed = record.get("testbed") if isinstance(record, dict) else None
     phases = testbed.get("cpu_by_phase") if isinstance(testbed, dict) else None
     busy = [entry["cpu_utilisation"] for entry in phases or () if entry.get("phase") == phase]
     return sum(busy) / len(busy) if busy else math.nan
-
-
-@functools.lru_cache(maxsize=64)
-def _record(run: str) -> object:
-    """A run record as JSON (None where it cannot be read: its rates were read already)."""
-    try:
-        return json.loads(Path(run).read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def _predicted_cpu_busy(predictor: Predictor, point: Point) -> float:
