@@ -127,6 +127,13 @@ def _parser() -> argparse.ArgumentParser:
         "--seed", default="0", metavar="N", help="bootstrap seed, a non-negative integer (default 0)"
     )
     calibrate.add_argument(
+        "--starts",
+        default="2",
+        metavar="N",
+        help="points the fit's search starts from, the lowest cost kept: 1 (the profile's values), 2 (and every "
+        "free parameter near its upper bound; default), more (and points of a Sobol design drawn from --seed)",
+    )
+    calibrate.add_argument(
         "--jobs",
         default="1",
         metavar="N",
@@ -643,7 +650,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from simfs.calibrate import ProfileCalibrator
-    from simfs.calibrate.calibrator import check_bootstrap, check_seed
+    from simfs.calibrate.calibrator import check_bootstrap, check_seed, check_starts
     from simfs.calibrate.output import calibrated_profile_text, fit_report
     from simfs.ingest import read_measurements
     from simfs.report.files import write_text
@@ -671,6 +678,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     # Every option before any file is read and before the fit, which takes minutes.
     bootstrap = check_bootstrap(integer(args.bootstrap, "--bootstrap"), "--bootstrap")
     seed = check_seed(integer(args.seed, "--seed"), "--seed")
+    starts = check_starts(integer(args.starts, "--starts"), "--starts")
     from simfs.parallel import check_jobs
 
     jobs = check_jobs(integer(args.jobs, "--jobs"), args.scheduler, "--jobs")
@@ -712,6 +720,7 @@ def _calibrate(args: argparse.Namespace) -> int:
             free=args.free,
             bootstrap=bootstrap,
             seed=seed,
+            starts=starts,
             progress=progress,
             jobs=jobs,
             scheduler=args.scheduler,

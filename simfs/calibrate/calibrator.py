@@ -28,6 +28,16 @@ over the midpoints of that grid.  The local refinement starts from there; a para
 that still has no slope at its solution is searched alone over its bounds once more, and
 the refinement restarted from a better point if there is one.
 
+Where two limits can each explain one measurement (a create rate bounded either by the
+create service or by the close that follows the stat rate), a scan that moves one
+parameter at a time keeps whichever it met first, and the refinement cannot leave that
+basin.  So the whole search (scan, refinement, release) is run from ``starts`` points
+and the lowest cost kept: the profile's values; then every free parameter just below
+its upper bound (no limit binds until the scan lowers it to the measurement it governs,
+so each measurement is taken by the limit that can reach it); then points of a
+scrambled Sobol design over the bounds, drawn from ``seed``.  ``starts_`` records the
+cost each reached.
+
 A weak prior (``prior_weight``, a log-scale ridge towards the profile's value) is added to
 the residuals: it does not move a parameter the data inform, but it stops one they barely
 touch from drifting along a nearly flat valley to an absurd value.
@@ -78,6 +88,13 @@ def check_bootstrap(count: object, option: str) -> int:
             f"{option} {count!r}: expected 0 (no intervals) or at least {MIN_BOOTSTRAP} refits "
             "(fewer cannot support a 95% interval)"
         )
+    return int(count)
+
+
+def check_starts(count: object, option: str) -> int:
+    """``count`` if it is a positive integer number of starting points."""
+    if isinstance(count, bool) or not isinstance(count, Integral) or count < 1:
+        raise SimfsError(f"{option}: expected a positive integer number of starting points, got {count!r}")
     return int(count)
 
 
@@ -162,6 +179,9 @@ class ProfileCalibrator:
     max_interval_ratio: upper/lower interval ratio above which a parameter is poorly identified.
     max_evaluations: budget of model evaluations per fit.
     scan_points: grid size of the coordinate scan that finds the starting point (0: none).
+    starts: points the search is run from, the lowest cost kept: 1 (the profile's
+        values), 2 (and every free parameter just below its upper bound), more (and
+        points of a Sobol design over the bounds, drawn from ``seed``).
     prior_weight: weight of the log-scale pull towards the profile's value.
     min_sensitivity: below this largest |d log prediction / d log parameter|, a parameter
         is not identifiable.
@@ -186,6 +206,7 @@ class ProfileCalibrator:
         max_interval_ratio: float = 3.0,
         max_evaluations: int = 60,
         scan_points: int = 9,
+        starts: int = 2,
         prior_weight: float = 0.01,
         min_sensitivity: float = 0.01,
         progress: Callable[[str, int], None] | None = None,
@@ -200,6 +221,7 @@ class ProfileCalibrator:
         self.max_interval_ratio = max_interval_ratio
         self.max_evaluations = max_evaluations
         self.scan_points = scan_points
+        self.starts = starts
         self.prior_weight = prior_weight
         self.min_sensitivity = min_sensitivity
         self.progress = progress
@@ -211,6 +233,7 @@ class ProfileCalibrator:
         check_bootstrap(self.bootstrap, "bootstrap")
         check_seed(self.seed, "seed")
         check_jobs(self.jobs, self.scheduler, "calibrate")
+        check_starts(self.starts, "starts")
         self._evaluations = 0
         profile = self.system if isinstance(self.system, Profile) else load_profile(self.system)
         parameters = declared_free_parameters(profile, self.free)
@@ -241,8 +264,6 @@ class ProfileCalibrator:
         def residuals(x: np.ndarray, target: np.ndarray) -> np.ndarray:
             return _residuals(predict(x), target, weights, x, prior, self.prior_weight)
 
-        start = self._best_start(residuals, prior, lower, upper, measured)
-
         def solve(x0: np.ndarray):
             return least_squares(
                 residuals, x0, bounds=(lower, upper), args=(measured,), diff_step=1e-3, max_nfev=self.max_evaluations
@@ -253,8 +274,13 @@ class ProfileCalibrator:
             data_jacobian = result.jac[: len(points)] / np.where(weights > 0, weights, 1.0)[:, None]
             return np.abs(data_jacobian).max(axis=0)
 
-        result = solve(start)
-        result = self._release_flat(result, solve, residuals, sensitivities, lower, upper, measured)
+        result, start_costs = None, []
+        for origin in self._origins(prior, lower, upper):
+            start = self._best_start(residuals, origin, lower, upper, measured)
+            reached = self._release_flat(solve(start), solve, residuals, sensitivities, lower, upper, measured)
+            start_costs.append(float(reached.cost))
+            if result is None or reached.cost < result.cost:
+                result = reached
         fitted = np.exp(result.x)
         predicted = predict(result.x)
         log_ratio = np.log(predicted / measured)
@@ -279,6 +305,8 @@ class ProfileCalibrator:
         self.intervals_ = intervals
         self.bootstrap_samples_ = samples
         self.result_: OptimizeResult = result
+        #: Per starting point (profile values, upper corner, Sobol points): the cost it reached.
+        self.starts_ = start_costs
         self.points_ = points
         self.skipped_ = skipped
         self.profile_ = profile
@@ -298,8 +326,23 @@ class ProfileCalibrator:
             rest = pd.concat([pd.DataFrame(skipped), rest], ignore_index=True) if len(rest) else pd.DataFrame(skipped)
         return points, rest
 
-    def _best_start(self, residuals, prior, lower, upper, measured) -> np.ndarray:
-        best = prior.copy()
+    def _origins(self, prior: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> list[np.ndarray]:
+        """Where the searches begin (log scale, strictly inside the bounds): see ``starts``."""
+        origins = [prior]
+        if self.starts >= 2:
+            origins.append(upper - 1e-6)  # inside the bounds, as the prior is kept
+        if self.starts >= 3:
+            from scipy.stats import qmc  # only here: scipy.stats takes a while to import
+
+            wanted = self.starts - 2
+            # Sobol points come in sets of a power of two: the first ``wanted`` of the smallest.
+            sobol = qmc.Sobol(len(prior), scramble=True, seed=self.seed)
+            design = sobol.random_base2(max(0, math.ceil(math.log2(wanted))))[:wanted]
+            origins += list(lower + (upper - lower) * np.clip(design, 1e-3, 1 - 1e-3))
+        return origins
+
+    def _best_start(self, residuals, origin, lower, upper, measured) -> np.ndarray:
+        best = origin.copy()
         best_cost = float(np.sum(residuals(best, measured) ** 2))
         if self.scan_points < 2:
             return best

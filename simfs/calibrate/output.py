@@ -93,6 +93,8 @@ def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], comm
     fit["bootstrap"].comment("fitted: bootstrap refits behind the intervals")
     fit["seed"] = calibrator.seed
     fit["seed"].comment("fitted: bootstrap seed")
+    fit["starts"] = calibrator.starts
+    fit["starts"].comment("fitted: points the search started from, the lowest cost kept")
     fit["simfs_version"] = __version__
     calibration["fit"] = fit
     header = (
@@ -165,9 +167,20 @@ def fit_report(calibrator: ProfileCalibrator, data: list[str], command: str, cau
         else "Bootstrap: none (`--bootstrap 0`): no intervals, and identifiability is assessed only where the "
         "data plainly fail to pin a parameter (no sensitivity, or the fit on a bound)."
     )
+    costs = calibrator.starts_
+    kept = costs.index(min(costs))
+    origins = ["the profile's values", "every free parameter near its upper bound"]
+    origins += [f"Sobol point {i}" for i in range(1, len(costs) - 1)]
+    search = (
+        f"Search: {len(costs)} starting points (`--starts`), cost reached from each: "
+        + "; ".join(f"{origin} {cost:.4g}" for origin, cost in zip(origins, costs))
+        + f"; kept: {origins[kept]}."
+    )
     lines += [
         "",
         bootstrap,
+        "",
+        search,
         "",
         "## Fit error on the training points",
         "",

@@ -141,6 +141,29 @@ def test_bootstrap_counts_that_cannot_give_an_interval_are_refused(tiny, capsys,
     refused(capsys, calibrate(profile, [data], out, "--bootstrap", value), out, message)
 
 
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("0", "--starts: expected a positive integer number of starting points, got 0"),
+        ("-2", "--starts: expected a positive integer number of starting points, got -2"),
+        ("two", "--starts 'two': expected an integer"),
+    ],
+)
+def test_start_counts_that_are_not_positive_integers_are_refused(tiny, capsys, value, message):
+    profile, data, out = tiny
+    refused(capsys, calibrate(profile, [data], out, "--bootstrap", "0", "--starts", value), out, message)
+
+
+@pytest.mark.parametrize("starts", [0, True, 1.5, "2"])
+def test_a_calibrator_refuses_a_start_count_that_is_not_a_positive_integer(starts):
+    with pytest.raises(
+        SimfsError, match=f"starts: expected a positive integer number of starting points, got {starts!r}"
+    ):
+        ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=0, starts=starts).fit(
+            synthetic(2e8, 1.2e8)
+        )
+
+
 def test_bootstrap_zero_writes_no_interval_and_claims_no_identifiability(tiny, tmp_path, capsys):
     profile, data, out = tiny
     report = tmp_path / "fit.md"
@@ -154,6 +177,10 @@ def test_bootstrap_zero_writes_no_interval_and_claims_no_identifiability(tiny, t
     assert "(no interval; identifiability not assessed)" in text
     table_row = next(line for line in report.read_text().splitlines() if line.startswith("| `client.copy_read_Bps`"))
     assert "| no interval |" in table_row and table_row.endswith("| not assessed |")
+    # The default search starts twice; the report says what each start reached.
+    assert tomllib.loads(text)["calibration"]["fit"]["starts"] == 2
+    search = next(line for line in report.read_text().splitlines() if line.startswith("Search: 2 starting points"))
+    assert "the profile's values" in search and "every free parameter near its upper bound" in search
 
 
 def test_an_interval_always_contains_its_estimate():
