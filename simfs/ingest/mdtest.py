@@ -8,7 +8,12 @@
        File creation                4687.905       3832.847       4260.376        604.617
 
 Each operation row gives ``ops_rate`` (the mean) with the standard deviation as
-uncertainty; ``phase`` is the operation in snake case (``file_creation``).  A row of
+uncertainty where the table is ``of`` two or more iterations; ``phase`` is the operation
+in snake case (``file_creation``).  Of one iteration the standard deviation is no
+run-to-run spread: mdtest 4 prints 0, and mdtest 3.3 and before the spread of every
+rank's copy of the one rate (``summarize_results`` over ranks and iterations: 0.195 op/s
+of 253,930 in DDN's AI400 IO500 run, a relative 8e-7 that would weigh a fit a million
+times more than an unstated one), so such a row states no uncertainty.  A row of
 zeros is an operation mdtest did not run (older mdtest prints every operation): no
 measurement, not a zero.  Any other row with a mean that is not above zero is an error.
 mdtest before 3.4 writes ``File creation     :`` (a colon after the name) and 1.9.3 heads
@@ -37,6 +42,7 @@ _RATE_TABLE = re.compile(r"^SUMMARY(?: rate(?: \(in ops/sec\))?)?: ", re.M)
 # With -W (stonewall), mdtest 3.3 and later add the rate up to the deadline: mean only.
 _STONEWALL_ROW = re.compile(r"^\s+([A-Za-z][A-Za-z ]+?) \(stonewall\)\s*:?\s+NA\s+NA\s+([\d.]+)\s+NA\s*$")
 _LAUNCHED = re.compile(r"^mdtest-\S+ was launched with", re.M)
+_ITERATIONS = re.compile(r"\(of (\d+) iterations?\)")
 
 
 def looks_like(text: str) -> bool:
@@ -51,6 +57,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
     measurements = []
     in_table = False
     saw_table = False
+    spread_stated = True
     for number_, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
         launch = _LAUNCH.search(line)
@@ -64,6 +71,8 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             command = " ".join(words)
         if _RATE_TABLE.match(line):
             in_table = saw_table = True
+            iterations = _ITERATIONS.search(line)
+            spread_stated = iterations is None or int(iterations[1]) >= 2
             continue
         if not in_table:
             continue
@@ -90,7 +99,7 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
             continue  # an operation this run did not do
         mean = positive(values[2], origin, number_, "Mean")
         std = non_negative(values[3], origin, number_, "Std Dev")
-        measurements.append(_rate(match[1], "", mean, std / mean, context, **run))
+        measurements.append(_rate(match[1], "", mean, std / mean if spread_stated else math.nan, context, **run))
     if not measurements and saw_table:
         raise fail(origin, None, "every rate in the SUMMARY rate table is zero: the run measured no operation")
     if not measurements:

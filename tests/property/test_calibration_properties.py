@@ -173,14 +173,15 @@ def test_predict_needs_a_fit_and_then_uses_it():
 def _create_and_stat_runs(profile: Profile) -> pd.DataFrame:
     """mdtest creates and stats of 4 nodes x 8 ranks, as the IO500 study's generic Lustre
     gives them at 2.5e5 creates/s and 1e7 stats/s (the close of a create follows the stat
-    rate), with the stat rate measured 1.3 times what the model's clients can issue: as
-    on DDN's AI400 (IO500 submission 44), whose 2.76e6 stats/s the generic clients do not
-    reach; uncertainties as its mdtest outputs give them."""
+    rate), with the stat rate measured 1.3 times what the model's clients can issue (as
+    DDN's AI400, IO500 submission 44, measured more stats than the generic clients
+    reach), and the spreads of runs of several iterations: creates steady (1%), stats
+    not (20%)."""
     ratio = profile.number("mds.close_per_s") / profile.number("mds.stat_per_s")
     truth = profile.with_overrides({"mds.create_per_s": 2.5e5, "mds.stat_per_s": 1e7, "mds.close_per_s": 1e7 * ratio})
     rows = [
-        ("file_creation", "mdtest -C -F -n 20 -u -L", 1.0, 7.7e-7),
-        ("file_stat", "mdtest -T -F -n 20 -u -L", 1.3, 3.5e-5),
+        ("file_creation", "mdtest -C -F -n 20 -u -L", 1.0, 0.01),
+        ("file_stat", "mdtest -T -F -n 20 -u -L", 1.3, 0.2),
     ]
     table = pd.DataFrame(
         [
@@ -216,10 +217,11 @@ def test_a_second_start_leaves_the_basin_where_another_limit_took_the_measuremen
         warnings.simplefilter("ignore")
         one = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5, starts=1).fit(runs)
         two = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5, starts=2).fit(runs)
-    # From the profile's values the scan raises the create rate first, and the creates are
-    # then matched by the close at a stat rate far below the measured stats.
+    # From the profile's values the scan raises the create rate first, and the creates (the
+    # steadier, weightier row) are then matched by the close at a stat rate far below the
+    # measured stats.
     one_errors = dict(zip(one.residuals_["phase"], one.residuals_["error_pct"]))
-    assert one.params_["mds.stat_per_s"] < 1e6 and one_errors["file_stat"] < -80
+    assert one.params_["mds.stat_per_s"] < 1e6 and one_errors["file_stat"] < -70
     # From near the upper bounds each rate takes its own measurement: the stats as far
     # as the clients allow (1 / 1.3 of the measured: -23%), the creates by the create rate.
     two_errors = dict(zip(two.residuals_["phase"], two.residuals_["error_pct"]))

@@ -389,6 +389,16 @@ def test_mdtest_outputs_of_every_version_in_the_io500_archive(name, rows, nodes,
     assert all(w.startswith("mdtest ") and '"' not in w and "'" not in w for w in frame["workload"])
 
 
+def test_mdtest_of_one_iteration_states_no_uncertainty():
+    # mdtest 3.3alpha1 (DDN AI400, IO500 submission 44): of 1 iteration, the Std Dev
+    # (97.337 of 2,763,825.720) is the spread of every rank's copy of the one rate, not a
+    # run-to-run spread; mdtest 4.1 prints 0.000 there.  Neither weighs the row in a fit.
+    for name in ("mdtest-3.3alpha1-easy-stat.txt", "mdtest-4.1.0-easy-stat.txt"):
+        assert read_measurements(IO500_MDTEST / name)["uncertainty"].isna().all(), name
+    # Of two iterations it is their spread (test_mdtest_summary_rates).
+    assert read_measurements(DATA / "mdtest-files.txt")["uncertainty"].notna().all()
+
+
 def test_mdtest_table_of_only_zeros_is_refused_in_one_line(tmp_path):
     text = (IO500_MDTEST / "mdtest-4.1.0-easy-stat.txt").read_text()
     (tmp_path / "md.txt").write_text(text.replace("428583.077", "0.000"))
