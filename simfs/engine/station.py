@@ -120,15 +120,19 @@ class Station(_Servers):
         served in booking order, which is FIFO only if bookings come in time order: a
         chain of stations that each take one stream of requests (a server's NIC, then its
         CPU) keeps it, a station fed by several streams only approximately."""
-        if not (demand_s >= 0 and math.isfinite(demand_s)):
+        if not 0 <= demand_s < math.inf:  # NaN fails too
             raise ValueError(f"demand_s: station {self._name!r} needs a finite non-negative demand, got {demand_s!r}")
         now = self._env.now if at is None else at
         if self.completed == 0 and math.isnan(self.first_arrival_s):
             self.first_arrival_s = now
-        free = heapq.heappop(self._free_at)
+        free_at = self._free_at
+        free = free_at[0]
         start = free if free > now else now
         finish = start + demand_s
-        heapq.heappush(self._free_at, finish)
+        if self._servers == 1:
+            free_at[0] = finish
+        else:
+            heapq.heapreplace(free_at, finish)  # the earliest-free server takes it
         if self._record:
             completions = self._completions
             while completions and completions[0] <= now:

@@ -424,7 +424,12 @@ class LockManager:
         still_waiting: list[_Request] = []
         queue = resource.waiting
         for position, request in enumerate(queue):
-            if any(not lock.cancelled for lock in request.blockers):
+            for lock in request.blockers:  # a loop, not any(): this runs millions of times
+                if not lock.cancelled:
+                    break
+            else:
+                lock = None
+            if lock is not None:
                 still_waiting.append(request)  # still waits for the same holders
                 continue
             blockers = tuple(resource.overlapping(request.start, request.end))

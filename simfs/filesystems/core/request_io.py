@@ -181,7 +181,11 @@ class _Target:
             return
         chosen = None
         if self._run + self._last_size / 2 <= self._run_limit:  # the visit, to the nearest request
-            chosen = next((entry for entry in self._queue if entry[0] == self.last), None)
+            last = self.last
+            for entry in self._queue:
+                if entry[0] == last:
+                    chosen = entry
+                    break
         if chosen is None:
             chosen = self._queue.popleft()
         else:
