@@ -142,6 +142,20 @@ def test_the_committed_load_runs_grow_in_writes_not_reads_and_keep_no_common_gro
     assert "write_cpu_s_per_byte = 3.945e-08" in out
 
 
+def test_the_repeated_load_runs_keep_no_growth_of_either_operation():
+    # The same series the next day (2026-11-28): the writes' growth rested on the first
+    # day's one-client run and does not come back.
+    busy = BusyGrowthFit().fit(read_records([LOAD_RUNS.parent / "load-runs-repeat"]))
+    assert min(busy.utilisation_) < 0.25 and max(busy.utilisation_) > 0.85
+    assert busy.growth_by_operation_["write"] < 0.1 and min(busy.leave_one_out_by_operation_["write"].values()) == 0
+    assert busy.growth_by_operation_["read"] < 0.01
+    assert busy.growth_fitted_ < 0.01 and busy.busy_cpu_growth_ == 0.0
+    # Every record says how fast the machine was: the same cores as the day before.
+    for path in sorted((LOAD_RUNS.parent / "load-runs-repeat").glob("*.json")):
+        probe = json.loads(path.read_text())["testbed"]["machine_probe"]
+        assert 0.55 < probe["sha256_cpu_s_per_gib"] < 0.65, path.name
+
+
 def _load_record(clients: int, utilisation: float, costs: dict[str, float]) -> tuple[str, dict]:
     """A run record of one write and one read phase at ``utilisation``, costing
     ``costs[op]`` core-seconds per byte."""
