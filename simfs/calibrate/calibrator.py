@@ -94,7 +94,7 @@ def check_bootstrap(count: object, option: str) -> int:
 def check_starts(count: object, option: str) -> int:
     """``count`` if it is a positive integer number of starting points."""
     if isinstance(count, bool) or not isinstance(count, Integral) or count < 1:
-        raise SimfsError(f"{option}: expected a positive integer number of starting points, got {count!r}")
+        raise SimfsError(f"{option} {count!r}: expected a positive integer number of starting points")
     return int(count)
 
 

@@ -141,24 +141,10 @@ def test_bootstrap_counts_that_cannot_give_an_interval_are_refused(tiny, capsys,
     refused(capsys, calibrate(profile, [data], out, "--bootstrap", value), out, message)
 
 
-@pytest.mark.parametrize(
-    "value, message",
-    [
-        ("0", "--starts: expected a positive integer number of starting points, got 0"),
-        ("-2", "--starts: expected a positive integer number of starting points, got -2"),
-        ("two", "--starts 'two': expected an integer"),
-    ],
-)
-def test_start_counts_that_are_not_positive_integers_are_refused(tiny, capsys, value, message):
-    profile, data, out = tiny
-    refused(capsys, calibrate(profile, [data], out, "--bootstrap", "0", "--starts", value), out, message)
-
-
 @pytest.mark.parametrize("starts", [0, True, 1.5, "2"])
 def test_a_calibrator_refuses_a_start_count_that_is_not_a_positive_integer(starts):
-    with pytest.raises(
-        SimfsError, match=f"starts: expected a positive integer number of starting points, got {starts!r}"
-    ):
+    message = f"starts {starts!r}: expected a positive integer number of starting points"
+    with pytest.raises(SimfsError, match=re.escape(message)):
         ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=0, starts=starts).fit(
             synthetic(2e8, 1.2e8)
         )
@@ -197,18 +183,21 @@ def test_an_interval_always_contains_its_estimate():
         assert low <= value <= high, (name, low, value, high)
 
 
-# -- 4. the seed -------------------------------------------------------------------------
+# -- 4. the seed and the starting points ------------------------------------------------
 @pytest.mark.parametrize(
-    "value, message",
+    "option, value, message",
     [
-        ("-1", "--seed -1: expected a non-negative integer"),
-        ("1.5", "--seed '1.5': expected an integer"),
-        ("x", "--seed 'x': expected an integer"),
+        ("--seed", "-1", "--seed -1: expected a non-negative integer"),
+        ("--seed", "1.5", "--seed '1.5': expected an integer"),
+        ("--seed", "x", "--seed 'x': expected an integer"),
+        ("--starts", "0", "--starts 0: expected a positive integer number of starting points"),
+        ("--starts", "-2", "--starts -2: expected a positive integer number of starting points"),
+        ("--starts", "two", "--starts 'two': expected an integer"),
     ],
 )
-def test_seed_must_be_a_non_negative_integer(tiny, capsys, value, message):
+def test_seed_and_starts_must_be_integers_in_range(tiny, capsys, option, value, message):
     profile, data, out = tiny
-    refused(capsys, calibrate(profile, [data], out, "--seed", value), out, message)
+    refused(capsys, calibrate(profile, [data], out, option, value), out, message)
 
 
 # -- 5. files that are not results -------------------------------------------------------
