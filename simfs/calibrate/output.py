@@ -89,11 +89,11 @@ def calibrated_profile_text(calibrator: ProfileCalibrator, data: list[str], comm
     fit["rms_log_error"].comment("fitted: RMS of log(predicted / measured) on the training points")
     fit["median_abs_error_pct"] = round(summary["median_abs_error_pct"], 3)
     fit["median_abs_error_pct"].comment("fitted: on the training points")
-    fit["bootstrap"] = calibrator.bootstrap
+    fit["bootstrap"] = int(calibrator.bootstrap)
     fit["bootstrap"].comment("fitted: bootstrap refits behind the intervals")
-    fit["seed"] = calibrator.seed
+    fit["seed"] = int(calibrator.seed)
     fit["seed"].comment("fitted: bootstrap seed")
-    fit["starts"] = calibrator.starts
+    fit["starts"] = int(calibrator.starts)
     fit["starts"].comment("fitted: points the search started from, the lowest cost kept")
     fit["simfs_version"] = __version__
     calibration["fit"] = fit
@@ -172,7 +172,7 @@ def fit_report(calibrator: ProfileCalibrator, data: list[str], command: str, cau
     origins = ["the profile's values", "every free parameter near its upper bound"]
     origins += [f"Sobol point {i}" for i in range(1, len(costs) - 1)]
     search = (
-        f"Search: {len(costs)} starting points (`--starts`), cost reached from each: "
+        f"Search: {len(costs)} starting point{'s' if len(costs) > 1 else ''} (`--starts`), cost reached from each: "
         + "; ".join(f"{origin} {cost:.4g}" for origin, cost in zip(origins, costs))
         + f"; kept: {origins[kept]}."
     )

@@ -10,7 +10,7 @@
 Each operation row gives ``ops_rate`` (the mean) with the standard deviation as
 uncertainty where the table is ``of`` two or more iterations; ``phase`` is the operation
 in snake case (``file_creation``).  Of one iteration the standard deviation is no
-run-to-run spread: mdtest 4 prints 0, and mdtest 3.3 and before the spread of every
+run-to-run spread: mdtest 1.9.3 and 4 print 0, and mdtest 3.x the spread of every
 rank's copy of the one rate (``summarize_results`` over ranks and iterations: 0.195 op/s
 of 253,930 in DDN's AI400 IO500 run, a relative 8e-7 that would weigh a fit a million
 times more than an unstated one), so such a row states no uncertainty.  A row of
