@@ -193,3 +193,26 @@ def test_mdtest_stonewall_stops_the_creates_and_the_later_phases_use_the_count()
     assert 1.0 <= create["time_s"] < 1.0 + 2 * one_create_s
     unbounded = simfs.simulate("crtdc-lfs5", "mdtest -n 2000 -F -C -u", nodes=2, ppn=2).phases.iloc[0]
     assert unbounded["ops_per_s"] == pytest.approx(create["ops_per_s"], rel=0.01)
+
+
+def test_the_cyclic_collector_is_off_while_events_run_and_as_it_was_after():
+    import gc
+
+    dd = "dd if=/dev/zero of=f bs=1M count=100"
+    during: list[bool] = []
+    simfs.simulate("crtdc-lfs5", dd, nodes=2, progress=lambda done, total: during.append(gc.isenabled()))
+    assert during and not any(during)
+    assert gc.isenabled()
+
+    def fail(done: int, total: int) -> None:
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        simfs.simulate("crtdc-lfs5", dd, nodes=2, progress=fail)
+    assert gc.isenabled()  # restored when the run fails too
+    gc.disable()
+    try:
+        simfs.simulate("crtdc-lfs5", dd, nodes=2)
+        assert not gc.isenabled()  # a caller's choice is kept
+    finally:
+        gc.enable()
