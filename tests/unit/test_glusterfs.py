@@ -664,3 +664,15 @@ def test_updates_in_a_directory_of_their_own_or_stats_never_wait_for_the_lock():
 def test_bad_host_and_dht_fields_are_named(settings, message):
     with pytest.raises(ProfileError, match=re.escape(message)):
         simfs.load_system("testbed-glusterfs", settings)
+
+
+def test_the_repeated_load_runs_grow_too_and_their_busiest_requests_cost_the_same():
+    # The same series the next day (2026-11-28): a growth is kept again, a larger one,
+    # because the one-client requests cost less; the eight-client ones cost the same.
+    first = BusyGrowthFit().fit(read_records([LOAD_RUNS]))
+    again = BusyGrowthFit().fit(read_records([LOAD_RUNS.parent / "gluster-load-runs-repeat"]))
+    assert first.identified_ and 0.4 < first.busy_cpu_growth_ < 0.5
+    assert again.identified_ and 0.6 < again.busy_cpu_growth_ < 0.8
+    for probe_path in sorted((LOAD_RUNS.parent / "gluster-load-runs-repeat").glob("*.json")):
+        probe = json.loads(probe_path.read_text())["testbed"]["machine_probe"]
+        assert 0.55 < probe["sha256_cpu_s_per_gib"] < 0.65, probe_path.name
