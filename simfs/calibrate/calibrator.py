@@ -35,8 +35,8 @@ basin.  So the whole search (scan, refinement, release) is run from ``starts`` p
 and the lowest cost kept: the profile's values; then every free parameter just below
 its upper bound (no limit binds until the scan lowers it to the measurement it governs,
 so each measurement is taken by the limit that can reach it); then points of a
-scrambled Sobol design over the bounds, drawn from ``seed``.  ``starts_`` records the
-cost each reached.
+scrambled Sobol design over the bounds, drawn from ``seed``.  ``starts_`` maps each
+starting point, by name, to the cost its search reached.
 
 A weak prior (``prior_weight``, a log-scale ridge towards the profile's value) is added to
 the residuals: it does not move a parameter the data inform, but it stops one they barely
@@ -274,11 +274,11 @@ class ProfileCalibrator:
             data_jacobian = result.jac[: len(points)] / np.where(weights > 0, weights, 1.0)[:, None]
             return np.abs(data_jacobian).max(axis=0)
 
-        result, start_costs = None, []
-        for origin in self._origins(prior, lower, upper):
+        result, start_costs = None, {}
+        for name, origin in self._origins(prior, lower, upper).items():
             start = self._best_start(residuals, origin, lower, upper, measured)
             reached = self._release_flat(solve(start), solve, residuals, sensitivities, lower, upper, measured)
-            start_costs.append(float(reached.cost))
+            start_costs[name] = float(reached.cost)
             if result is None or reached.cost < result.cost:
                 result = reached
         fitted = np.exp(result.x)
@@ -305,7 +305,7 @@ class ProfileCalibrator:
         self.intervals_ = intervals
         self.bootstrap_samples_ = samples
         self.result_: OptimizeResult = result
-        #: Per starting point (profile values, upper corner, Sobol points): the cost it reached.
+        #: Starting point (by name, in the order searched) -> the cost its search reached.
         self.starts_ = start_costs
         self.points_ = points
         self.skipped_ = skipped
@@ -326,11 +326,13 @@ class ProfileCalibrator:
             rest = pd.concat([pd.DataFrame(skipped), rest], ignore_index=True) if len(rest) else pd.DataFrame(skipped)
         return points, rest
 
-    def _origins(self, prior: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> list[np.ndarray]:
-        """Where the searches begin (log scale, strictly inside the bounds): see ``starts``."""
-        origins = [prior]
+    def _origins(self, prior: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> dict[str, np.ndarray]:
+        """Where the searches begin, by name (log scale, strictly inside the bounds): see
+        ``starts``."""
+        origins = {"the profile's values": prior}
         if self.starts >= 2:
-            origins.append(upper - 1e-6)  # inside the bounds, as the prior is kept
+            # Inside the bounds, as the prior is kept.
+            origins["every free parameter near its upper bound"] = upper - 1e-6
         if self.starts >= 3:
             from scipy.stats import qmc  # only here: scipy.stats takes a while to import
 
@@ -338,7 +340,8 @@ class ProfileCalibrator:
             # Sobol points come in sets of a power of two: the first ``wanted`` of the smallest.
             sobol = qmc.Sobol(len(prior), scramble=True, seed=self.seed)
             design = sobol.random_base2(max(0, math.ceil(math.log2(wanted))))[:wanted]
-            origins += list(lower + (upper - lower) * np.clip(design, 1e-3, 1 - 1e-3))
+            for number, point in enumerate(np.clip(design, 1e-3, 1 - 1e-3), start=1):
+                origins[f"Sobol point {number}"] = lower + (upper - lower) * point
         return origins
 
     def _best_start(self, residuals, origin, lower, upper, measured) -> np.ndarray:

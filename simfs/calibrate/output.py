@@ -168,13 +168,10 @@ def fit_report(calibrator: ProfileCalibrator, data: list[str], command: str, cau
         "data plainly fail to pin a parameter (no sensitivity, or the fit on a bound)."
     )
     costs = calibrator.starts_
-    kept = costs.index(min(costs))
-    origins = ["the profile's values", "every free parameter near its upper bound"]
-    origins += [f"Sobol point {i}" for i in range(1, len(costs) - 1)]
     search = (
         f"Search: {len(costs)} starting point{'s' if len(costs) > 1 else ''} (`--starts`), cost reached from each: "
-        + "; ".join(f"{origin} {cost:.4g}" for origin, cost in zip(origins, costs))
-        + f"; kept: {origins[kept]}."
+        + "; ".join(f"{origin} {cost:.4g}" for origin, cost in costs.items())
+        + f"; kept: {min(costs, key=costs.__getitem__)}."
     )
     lines += [
         "",

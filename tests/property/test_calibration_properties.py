@@ -225,7 +225,9 @@ def test_a_second_start_leaves_the_basin_where_another_limit_took_the_measuremen
     # From near the upper bounds each rate takes its own measurement: the stats as far
     # as the clients allow (1 / 1.3 of the measured: -23%), the creates by the create rate.
     two_errors = dict(zip(two.residuals_["phase"], two.residuals_["error_pct"]))
-    assert len(two.starts_) == 2 and two.starts_[1] < two.starts_[0] == pytest.approx(one.starts_[0])
+    profile_start, upper_start = "the profile's values", "every free parameter near its upper bound"
+    assert list(two.starts_) == [profile_start, upper_start] and list(one.starts_) == [profile_start]
+    assert two.starts_[upper_start] < two.starts_[profile_start] == pytest.approx(one.starts_[profile_start])
     assert two.params_["mds.stat_per_s"] > 5e6 and -30 < two_errors["file_stat"] < -20
     assert abs(two_errors["file_creation"]) < 5
     assert two.params_["mds.create_per_s"] == pytest.approx(2.5e5, rel=0.1)
@@ -236,7 +238,7 @@ def test_sobol_starts_are_inside_the_bounds_and_drawn_from_the_seed():
     lower, upper, prior = np.log([1e2, 1e3]), np.log([1e6, 1e9]), np.log([1e4, 1e5])
 
     def origins(seed: int) -> list[np.ndarray]:
-        return ProfileCalibrator(profile, starts=5, seed=seed)._origins(prior, lower, upper)
+        return list(ProfileCalibrator(profile, starts=5, seed=seed)._origins(prior, lower, upper).values())
 
     first = origins(0)
     assert len(first) == 5 and np.array_equal(first[0], prior) and np.allclose(first[1], upper)
