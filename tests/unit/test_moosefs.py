@@ -16,7 +16,7 @@ from simfs.testbed.host_cpu import BusyGrowthFit, HostCpuFit, main, read_records
 from simfs.testbed.metadata_cpu import MetadataCpuFit
 from simfs.testbed.metadata_cpu import main as metadata_main
 from tests.unit.phases import phase
-from tests.unit.records import mdtest_record
+from tests.unit.records import assert_probed_on_these_cores, mdtest_record
 
 ROOT = Path(__file__).resolve().parents[2]
 CALIBRATION_RUNS = ROOT / "calibration" / "testbed" / "runs"
@@ -151,9 +151,7 @@ def test_the_repeated_load_runs_keep_no_growth_of_either_operation():
     assert busy.growth_by_operation_["read"] < 0.01
     assert busy.growth_fitted_ < 0.01 and busy.busy_cpu_growth_ == 0.0
     # Every record says how fast the machine was: the same cores as the day before.
-    for path in sorted((LOAD_RUNS.parent / "load-runs-repeat").glob("*.json")):
-        probe = json.loads(path.read_text())["testbed"]["machine_probe"]
-        assert 0.55 < probe["sha256_cpu_s_per_gib"] < 0.65, path.name
+    assert_probed_on_these_cores(LOAD_RUNS.parent / "load-runs-repeat")
 
 
 def _load_record(clients: int, utilisation: float, costs: dict[str, float]) -> tuple[str, dict]:
