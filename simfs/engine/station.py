@@ -223,13 +223,21 @@ class ThreadPool:
             heapq.heappop(ends)
         return self._threads - self._open - len(ends)
 
+    def take(self) -> bool:
+        """Take a thread at once if one is free and nobody waits (True); else take
+        nothing (False: :meth:`acquire` waits for one)."""
+        if self.free() <= 0 or self._waiters:
+            return False
+        self.acquired += 1
+        self._open += 1
+        return True
+
     def acquire(self) -> Generator[simpy.Event, object, None]:
         """Take a thread (use with ``yield from``): at once if one is free and nobody
         waits, else in FIFO order when one is released."""
-        self.acquired += 1
-        if self.free() > 0 and not self._waiters:
-            self._open += 1
+        if self.take():
             return
+        self.acquired += 1
         since = self._env.now
         waiter = self._env.event()
         self._waiters.append(waiter)

@@ -1,9 +1,13 @@
 """The request-level metadata service against hand timelines and closed-queue theory."""
 
 import pytest
+import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import simfs
 from simfs.errors import ProfileError
+from simfs.filesystems.core.metadata import MetadataService
 from simfs.filesystems.core.system import MetadataSpec
 from tests.unit.phases import phase
 
@@ -171,3 +175,60 @@ def test_every_file_systems_metadata_line_says_how_one_directory_is_treated():
     assert operation.describe().endswith(
         "; each create or remove holds its directory's lock to its reply, 2 ms of CPU when the lock passes between clients"
     )
+
+
+def _granted_by_scan(waiting, in_flight, closes_in_flight, limit):
+    """mdc_get_mod_rpc_slot's rule as the kernel applies it on a release: every waiter in
+    arrival order, granted if a slot is under the limit or, for a close, if no other close
+    is in flight.  Returns the granted waiters in order and the counts after."""
+    granted = []
+    for entry in list(waiting):
+        is_close = entry[1]
+        if in_flight < limit or (is_close and not closes_in_flight):
+            waiting.remove(entry)
+            in_flight += 1
+            closes_in_flight += is_close
+            granted.append(entry[0])
+    return granted, in_flight, closes_in_flight
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    limit=st.integers(1, 4),
+    steps=st.lists(st.one_of(st.sampled_from(["create", "close"]), st.just("release")), max_size=60),
+)
+def test_modifying_slots_are_granted_in_the_kernels_order(limit, steps):
+    # One node's slots driven directly: arrivals (creates, closes) and releases of the
+    # oldest request in flight, the grants compared with the in-order scan above.
+    env = simpy.Environment()
+    system = simfs.load_system("crtdc-lfs3", {"lustre.max_mod_rpcs_in_flight": limit})
+    service = MetadataService(env, system, nodes=1)
+    waiting, in_flight, closes, held, granted_order = [], 0, 0, [], []
+
+    def arrive(number, slot):
+        yield from service._acquire_slot(0, slot)
+        granted_order.append(number)
+
+    expected = []
+    for number, step in enumerate(steps):
+        if step == "release":
+            if not held:
+                continue
+            slot = held.pop(0)
+            service._release_slot(0, slot)
+            in_flight -= 1
+            closes -= slot == "close"
+            newly, in_flight, closes = _granted_by_scan(waiting, in_flight, closes, limit)
+            expected += newly
+            held += [steps[granted] for granted in newly]
+        else:
+            env.process(arrive(number, step))
+            if not waiting and in_flight < limit or (step == "close" and not closes):
+                in_flight += 1
+                closes += step == "close"
+                expected.append(number)
+                held.append(step)
+            else:
+                waiting.append((number, step == "close"))
+        env.run()
+    assert granted_order == expected

@@ -46,6 +46,7 @@ phase's bottleneck attribution, as fluid flows' limiter times do.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict, deque
 from collections.abc import Generator, Hashable
 from typing import TYPE_CHECKING
@@ -123,9 +124,15 @@ class MetadataService:
         self._mod_in_flight = [0] * nodes
         self._close_in_flight = [0] * nodes
         self._other_in_flight = [0] * nodes
-        self._mod_waiters: list[deque[tuple[Event, bool]]] = [deque() for _ in range(nodes)]
+        # Waiting modifying requests in two queues, closes and the rest, each entry with its
+        # arrival number so that the two merge back into arrival order.
+        self._mod_waiters: list[deque[tuple[int, Event]]] = [deque() for _ in range(nodes)]
+        self._close_waiters: list[deque[tuple[int, Event]]] = [deque() for _ in range(nodes)]
+        self._arrivals = itertools.count()
         self._other_waiters: list[deque[Event]] = [deque() for _ in range(nodes)]
         self._demand = {op: spec.demand_s(op) for op in ("create", "open", "close", "stat", "remove")}
+        self._threads_kind = f"{name}-threads"
+        self._dir_kind = f"{name}-dir"
         self._one_way = io.metadata_latency_s / 2
         self._round_trip = io.metadata_latency_s
         self._dir_hold = 1.0 / spec.dir_update_per_s
@@ -189,13 +196,15 @@ class MetadataService:
             yield from self.request(node, "stat", tag)
             self._lookup_holders[directory].add(node)
         start = env.now
-        yield from self._acquire_slot(node, slot)
+        if not self._take_slot(node, slot):
+            yield from self._acquire_slot(node, slot)
         spent["client-rpc-slot"] += env.now - start
         one_way = self._one_way
         yield env.timeout(one_way)
         arrived = env.now
-        yield from self.threads.acquire()
-        spent[f"{self._name}-threads"] += env.now - arrived
+        if not self.threads.take():
+            yield from self.threads.acquire()
+        spent[self._threads_kind] += env.now - arrived
         self.requests += 1
         served_from = env.now
         if op == "remove" and owner_node is not None and owner_node != node:
@@ -217,14 +226,14 @@ class MetadataService:
                 lock = self._dir_lock(directory)
                 granted_done = lock.reserve(hold)
                 yield env.timeout(granted_done - env.now)
-                spent[f"{self._name}-dir" if not revoked else "lock-callbacks"] += env.now - before
+                spent[self._dir_kind if not revoked else "lock-callbacks"] += env.now - before
         held = None
         handover = 0.0
         if self._whole_operation and shared_directory and op in DIRECTORY_UPDATES and directory is not None:
             held = self._operation_lock(directory).request()
             before = env.now
             yield held
-            spent[f"{self._name}-dir"] += env.now - before
+            spent[self._dir_kind] += env.now - before
             if self._operation_holders.get(directory, node) != node:
                 handover = self._spec.lock_handover_cpu_s
             self._operation_holders[directory] = node
@@ -246,29 +255,38 @@ class MetadataService:
         return self._variability.service_factor(self._rng) if self._variability.service_cv else 1.0
 
     # -- client request slots -------------------------------------------------------------
-    def _acquire_slot(self, node: int, slot: str) -> Generator[Event, object, None]:
-        """Wait for a slot of ``slot``'s pool ("modify", "close" or "other")."""
+    def _take_slot(self, node: int, slot: str) -> bool:
+        """Take a slot of ``slot``'s pool at once if :meth:`_acquire_slot` would not wait
+        (True); else take nothing (False)."""
         if slot == "other":
             if not self._other_limit:
-                return
+                return True
             if self._other_in_flight[node] < self._other_limit:
                 self._other_in_flight[node] += 1
-                return
+                return True
+            return False
+        if not self._mod_limit:
+            return True
+        is_close = slot == "close"
+        nobody_waits = not self._mod_waiters[node] and not self._close_waiters[node]
+        if (nobody_waits and self._mod_in_flight[node] < self._mod_limit) or (
+            is_close and not self._close_in_flight[node]
+        ):
+            self._take_mod_slot(node, is_close)
+            return True
+        return False
+
+    def _acquire_slot(self, node: int, slot: str) -> Generator[Event, object, None]:
+        """Wait for a slot of ``slot``'s pool ("modify", "close" or "other")."""
+        if self._take_slot(node, slot):
+            return
+        if slot == "other":
             waiter = self._env.event()
             self._other_waiters[node].append(waiter)
             yield waiter  # the slot is handed over by the releasing request
             return
-        if not self._mod_limit:
-            return
-        is_close = slot == "close"
-        waiting = self._mod_waiters[node]
-        if (not waiting and self._mod_in_flight[node] < self._mod_limit) or (
-            is_close and not self._close_in_flight[node]
-        ):
-            self._take_mod_slot(node, is_close)
-            return
         waiter = self._env.event()
-        waiting.append((waiter, is_close))
+        (self._close_waiters if slot == "close" else self._mod_waiters)[node].append((next(self._arrivals), waiter))
         yield waiter  # the releasing request took the slot for us
 
     def _take_mod_slot(self, node: int, is_close: bool) -> None:
@@ -293,13 +311,19 @@ class MetadataService:
             self._close_in_flight[node] -= 1
         # mdc_get_mod_rpc_slot's condition, in arrival order: a slot under the limit, or for
         # a close the extra one when no other close is in flight (a close may pass creates).
-        waiting = self._mod_waiters[node]
-        for entry in list(waiting):
-            waiter, is_close = entry
-            if self._mod_in_flight[node] < self._mod_limit or (is_close and not self._close_in_flight[node]):
-                waiting.remove(entry)
-                self._take_mod_slot(node, is_close)
-                waiter.succeed()
+        # Under the limit every waiter qualifies, so the earliest go first; at the limit
+        # only the earliest waiting close can, and only while no close is in flight.  (The
+        # same grants in the same order as testing every waiter in turn, without walking
+        # the queue: with 128 ranks a node, that walk was a third of an mdtest run.)
+        others, closes = self._mod_waiters[node], self._close_waiters[node]
+        while (others or closes) and self._mod_in_flight[node] < self._mod_limit:
+            is_close = bool(closes) and (not others or closes[0][0] < others[0][0])
+            _, waiter = (closes if is_close else others).popleft()
+            self._take_mod_slot(node, is_close)
+            waiter.succeed()
+        if closes and not self._close_in_flight[node]:
+            self._take_mod_slot(node, True)
+            closes.popleft()[1].succeed()
 
     # -- directories ----------------------------------------------------------------------
     def _operation_lock(self, directory: Hashable) -> simpy.Resource:
