@@ -9,6 +9,10 @@ Cases:
   shared file striped over all OSTs (crtdc-lfs5).  Also reports the simulator's event
   rate (``Result.request_counts["events"]`` per second of wall time).  The issue-16 target
   is 1,000 x 1,000 in at most 60 s on one core (``--large``).
+* ``mdtest-easy-10x128``: the IO500 study's mdtest-easy shape (``validation/io500``):
+  10 nodes of 128 ranks, 32 files each in their own directories, create, stat and remove,
+  request by request on the study's generic Lustre (``calibration/io500``).  Also reports
+  the event rate.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import simfs
 
@@ -44,6 +49,13 @@ def ior_hard(ranks: int, records: int) -> Callable[[], object]:
     workload = f"ior -a POSIX -w -t 47008 -b 47008 -s {records}"
     nodes = ranks // IOR_HARD_PPN
     return lambda: simfs.simulate("crtdc-lfs5", workload, nodes=nodes, ppn=IOR_HARD_PPN, stripe_count=-1, overrides=BIG)
+
+
+GENERIC_LUSTRE = Path(__file__).resolve().parent.parent / "calibration" / "io500" / "generic-lustre.toml"
+
+
+def mdtest_easy(nodes: int, ppn: int) -> Callable[[], object]:
+    return lambda: simfs.simulate(GENERIC_LUSTRE, "mdtest -n 32 -u -F -C -T -r", nodes=nodes, ppn=ppn)
 
 
 def measure(case: Callable[[], object], repeat: int, warm_up: bool = True) -> tuple[float, float, float, object]:
@@ -80,6 +92,7 @@ def main() -> int:
     cases["ior-fpp-1024"] = ior_fpp(1024)
     cases["ior-hard-100x100"] = ior_hard(100, 100)
     cases["ior-hard-1000x20"] = ior_hard(1000, 20)
+    cases["mdtest-easy-10x128"] = mdtest_easy(10, 128)
     if args.large:
         cases["ior-fpp-8192"] = ior_fpp(8192)
         cases["ior-hard-1000x1000"] = ior_hard(1000, 1000)
@@ -96,7 +109,7 @@ def main() -> int:
         repeat = 1 if name == "ior-hard-1000x1000" else 3 if name == "ior-fpp-8192" else args.repeat
         # The largest run warms up on the smaller ones before it (minutes each otherwise).
         median, low, high, result = measure(case, repeat, warm_up=name != "ior-hard-1000x1000")
-        events = result.request_counts.get("events", 0) if name.startswith("ior-hard") else 0
+        events = result.request_counts.get("events", 0) if name.startswith(("ior-hard", "mdtest")) else 0
         rate = f"{events / median:,.0f}" if events else ""
         print(f"| {name} | {median:.3f} | {low:.3f} | {high:.3f} | {events or ''} | {rate} |", flush=True)
     return 0
