@@ -211,3 +211,35 @@ def test_a_stopped_submission_goes_on_from_the_phases_it_kept(tmp_path, monkeypa
     assert study.Progress(path).fit is None
     assert "not a progress file of this study" in capsys.readouterr().out
     assert study.Progress(None).fit is None and study.progress_path(None, "x") is None
+
+
+def test_two_runs_compared_by_their_largest_difference_per_submission(tmp_path, capsys):
+    def row(submission, role, phase, predicted):
+        return {"role": role, "submission": submission, "phase": phase, "predicted": predicted}
+
+    ours = pd.DataFrame(
+        [
+            row("a", "fitted", "ior-easy-write", 100.0),
+            row("a", "predicted", "ior-hard-write", 10.0),
+            row("b", "predicted", "mdtest-hard-stat", 5.0),
+            row("b", "not simulated", "ior-hard-read", float("nan")),
+            row("c", "predicted", "ior-hard-write", 1.0),  # only here: not compared
+        ]
+    )
+    theirs = pd.DataFrame(
+        [
+            row("a", "fitted", "ior-easy-write", 100.0),
+            row("a", "predicted", "ior-hard-write", 8.0),
+            row("b", "predicted", "mdtest-hard-stat", 5.0),
+        ]
+    )
+    worst = study.compare(ours, theirs).set_index("submission")
+    assert list(worst.index) == ["a", "b"]
+    assert worst.loc["a", "phase"] == "ior-hard-write" and worst.loc["a", "difference"] == 0.25
+    assert worst.loc["b", "difference"] == 0.0
+    # From the command line: the study's table against another run's.
+    ours.to_csv(tmp_path / "study.csv", index=False)
+    theirs.to_csv(tmp_path / "other.csv", index=False)
+    assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "other.csv")]) == 0
+    assert "2 submissions in both tables, 1 with the same predictions" in capsys.readouterr().out
+    assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "missing.csv")]) == 1

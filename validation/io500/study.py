@@ -36,6 +36,10 @@ its fit and each hard phase are kept in ``study-progress/`` as they are done, so
 not built and why).
 
     python validation/io500/study.py [--corpus DIR] [--only TEXT] [--limit N] [--jobs N]
+    python validation/io500/study.py --out DIR --compare OTHER/study.csv
+
+``--compare`` says, per submission in both tables, how far apart their predictions are:
+whether two runs (two commits, or a rerun and the committed rows) made the same rows.
 
 Without the corpus (a user's clone has none) it says so and exits 1.  A submission takes
 minutes (every fit simulates its easy phases at the submission's scale some hundred
@@ -484,6 +488,19 @@ def _table(rows: pd.DataFrame) -> list[str]:
     return lines
 
 
+def compare(rows: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Per submission in both tables, the largest relative difference of its predicted
+    values (fitted easy phases and predicted hard phases alike) and the phase where it is;
+    for telling whether two runs made the same rows (the same model) or not."""
+    keys = ["submission", "role", "phase"]
+    joined = rows[rows["role"] != "not simulated"].merge(
+        other[other["role"] != "not simulated"], on=keys, suffixes=("", "_other")
+    )
+    joined["difference"] = (joined["predicted"] / joined["predicted_other"] - 1).abs()
+    worst = joined.loc[joined.groupby("submission")["difference"].idxmax()]
+    return worst[["submission", "phase", "predicted", "predicted_other", "difference"]].reset_index(drop=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -505,7 +522,25 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="predict the hard phases of the submissions in study.csv again from their recorded fits (no refit)",
     )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="CSV",
+        help="compare study.csv with another run's table (per submission, the largest relative difference)",
+    )
     args = parser.parse_args(argv)
+    if args.compare:
+        csv_path = args.out / "study.csv"
+        for table in (csv_path, args.compare):
+            if not table.is_file():
+                print(f"study: --compare: no table at {table}")
+                return 1
+        worst = compare(pd.read_csv(csv_path), pd.read_csv(args.compare))
+        with pd.option_context("display.width", 250, "display.max_colwidth", 90):
+            print(worst.to_string(index=False) if len(worst) else "study: no submission in both tables")
+        same = int((worst["difference"] <= 1e-9).sum())
+        print(f"study: {len(worst)} submissions in both tables, {same} with the same predictions (within 1e-9)")
+        return 0
     if not args.corpus.is_dir():
         print(f"study: no IO500 corpus at {args.corpus} (a user's clone has none; see validation/io500/README.md)")
         return 1
