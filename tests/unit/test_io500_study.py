@@ -8,6 +8,7 @@ import importlib.util
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("io500_study", ROOT / "validation" / "io500" / "study.py")
@@ -217,13 +218,17 @@ def test_two_runs_compared_by_their_largest_difference_per_submission(tmp_path, 
     def row(submission, role, phase, predicted):
         return {"role": role, "submission": submission, "phase": phase, "predicted": predicted}
 
+    nan = float("nan")
     ours = pd.DataFrame(
         [
             row("a", "fitted", "ior-easy-write", 100.0),
             row("a", "predicted", "ior-hard-write", 10.0),
             row("b", "predicted", "mdtest-hard-stat", 5.0),
-            row("b", "not simulated", "ior-hard-read", float("nan")),
+            row("b", "not simulated", "ior-hard-read", nan),
             row("c", "predicted", "ior-hard-write", 1.0),  # only here: not compared
+            row("d", "predicted", "ior-hard-write", nan),
+            row("e", "predicted", "ior-hard-write", 3.0),
+            row("e", "predicted", "ior-hard-read", 4.0),
         ]
     )
     theirs = pd.DataFrame(
@@ -231,15 +236,26 @@ def test_two_runs_compared_by_their_largest_difference_per_submission(tmp_path, 
             row("a", "fitted", "ior-easy-write", 100.0),
             row("a", "predicted", "ior-hard-write", 8.0),
             row("b", "predicted", "mdtest-hard-stat", 5.0),
+            row("b", "not simulated", "ior-hard-read", nan),
+            row("d", "predicted", "ior-hard-write", 2.0),
+            row("e", "predicted", "ior-hard-write", 3.0),  # its ior-hard-read is missing here
         ]
     )
     worst = study.compare(ours, theirs).set_index("submission")
-    assert list(worst.index) == ["a", "b"]
-    assert worst.loc["a", "phase"] == "ior-hard-write" and worst.loc["a", "difference"] == 0.25
-    assert worst.loc["b", "difference"] == 0.0
-    # From the command line: the study's table against another run's.
+    assert list(worst.index) == ["a", "b", "d", "e"]
+    assert worst.loc["a", "phase"] == "ior-hard-write" and worst.loc["a", "difference"] == pytest.approx(0.2)
+    assert worst.loc["b", "difference"] == 0.0 and worst.loc["b", "only_one"] == 0
+    assert worst.loc["d", "difference"] == float("inf")  # a prediction against none
+    assert worst.loc["e", "difference"] == 0.0 and worst.loc["e", "only_one"] == 1
+    # A phase listed twice cannot be compared.
+    with pytest.raises(ValueError, match="a predicted ior-hard-write more than once"):
+        study.compare(pd.concat([ours, ours.iloc[[1]]]), theirs)
+    # From the command line: the study's table against another run's; 0 only if all agree.
     ours.to_csv(tmp_path / "study.csv", index=False)
     theirs.to_csv(tmp_path / "other.csv", index=False)
-    assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "other.csv")]) == 0
-    assert "2 submissions in both tables, 1 with the same predictions" in capsys.readouterr().out
+    assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "other.csv")]) == 1
+    assert "4 submissions in both tables, 1 with the same predictions" in capsys.readouterr().out
+    ours.to_csv(tmp_path / "same.csv", index=False)
+    assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "same.csv")]) == 0
+    assert "5 submissions in both tables, 5 with the same predictions" in capsys.readouterr().out
     assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "missing.csv")]) == 1

@@ -39,7 +39,8 @@ not built and why).
     python validation/io500/study.py --out DIR --compare OTHER/study.csv
 
 ``--compare`` says, per submission in both tables, how far apart their predictions are:
-whether two runs (two commits, or a rerun and the committed rows) made the same rows.
+whether two runs (two commits, or a rerun and the committed rows) made the same rows
+(exit status 0 only if every one did).
 
 Without the corpus (a user's clone has none) it says so and exits 1.  A submission takes
 minutes (every fit simulates its easy phases at the submission's scale some hundred
@@ -489,16 +490,34 @@ def _table(rows: pd.DataFrame) -> list[str]:
 
 
 def compare(rows: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
-    """Per submission in both tables, the largest relative difference of its predicted
-    values (fitted easy phases and predicted hard phases alike) and the phase where it is;
-    for telling whether two runs made the same rows (the same model) or not."""
+    """Per submission in both tables, the largest relative difference of its predictions
+    (fitted easy phases and predicted hard phases alike, ``|a - b| / max(|a|, |b|)``; a
+    value in one table and NaN in the other counts as infinitely different) and the
+    phase where it is, and how many of its phases only one table has (``only_one``): for
+    telling whether two runs made the same rows (the same model) or not.  A phase listed
+    twice in one table is an error."""
     keys = ["submission", "role", "phase"]
-    joined = rows[rows["role"] != "not simulated"].merge(
-        other[other["role"] != "not simulated"], on=keys, suffixes=("", "_other")
-    )
-    joined["difference"] = (joined["predicted"] / joined["predicted_other"] - 1).abs()
-    worst = joined.loc[joined.groupby("submission")["difference"].idxmax()]
-    return worst[["submission", "phase", "predicted", "predicted_other", "difference"]].reset_index(drop=True)
+    tables = []
+    for name, table in (("first", rows), ("second", other)):
+        doubled = table[table.duplicated(keys, keep=False)]
+        if len(doubled):
+            first = doubled.iloc[0]
+            raise ValueError(
+                f"the {name} table has {first['submission']} {first['role']} {first['phase']} more than once"
+            )
+        tables.append(table[keys + ["predicted"]])
+    joined = tables[0].merge(tables[1], on=keys, how="outer", suffixes=("", "_other"), indicator=True)
+    joined = joined[joined["submission"].isin(set(rows["submission"]) & set(other["submission"]))]
+    both = joined["_merge"] == "both"
+    ours, theirs = joined["predicted"], joined["predicted_other"]
+    scale = np.maximum(ours.abs(), theirs.abs())
+    difference = ((ours - theirs).abs() / scale.where(scale > 0)).fillna(0.0)  # 0 against 0: the same
+    difference[ours.isna() != theirs.isna()] = np.inf
+    joined = joined.assign(difference=difference.where(both, np.nan), only_one=~both)
+    worst = joined[both].sort_values("difference", ascending=False, kind="stable").drop_duplicates("submission")
+    worst = worst.set_index("submission")[["phase", "predicted", "predicted_other", "difference"]]
+    worst["only_one"] = joined.groupby("submission")["only_one"].sum()
+    return worst.sort_index().reset_index()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -535,12 +554,19 @@ def main(argv: list[str] | None = None) -> int:
             if not table.is_file():
                 print(f"study: --compare: no table at {table}")
                 return 1
-        worst = compare(pd.read_csv(csv_path), pd.read_csv(args.compare))
+        try:
+            worst = compare(pd.read_csv(csv_path), pd.read_csv(args.compare))
+        except ValueError as exc:
+            print(f"study: --compare: {exc}")
+            return 1
         with pd.option_context("display.width", 250, "display.max_colwidth", 90):
             print(worst.to_string(index=False) if len(worst) else "study: no submission in both tables")
-        same = int((worst["difference"] <= 1e-9).sum())
-        print(f"study: {len(worst)} submissions in both tables, {same} with the same predictions (within 1e-9)")
-        return 0
+        same = int(((worst["difference"] <= 1e-9) & (worst["only_one"] == 0)).sum())
+        print(
+            f"study: {len(worst)} submissions in both tables, {same} with the same predictions "
+            "(within 1e-9, the same phases)"
+        )
+        return 0 if len(worst) and same == len(worst) else 1
     if not args.corpus.is_dir():
         print(f"study: no IO500 corpus at {args.corpus} (a user's clone has none; see validation/io500/README.md)")
         return 1
