@@ -229,6 +229,7 @@ def test_two_runs_compared_by_their_largest_difference_per_submission(tmp_path, 
             row("d", "predicted", "ior-hard-write", nan),
             row("e", "predicted", "ior-hard-write", 3.0),
             row("e", "predicted", "ior-hard-read", 4.0),
+            row("f", "predicted", "ior-hard-read", 4.0),
         ]
     )
     theirs = pd.DataFrame(
@@ -239,14 +240,16 @@ def test_two_runs_compared_by_their_largest_difference_per_submission(tmp_path, 
             row("b", "not simulated", "ior-hard-read", nan),
             row("d", "predicted", "ior-hard-write", 2.0),
             row("e", "predicted", "ior-hard-write", 3.0),  # its ior-hard-read is missing here
+            row("f", "fitted", "ior-easy-read", 4.0),  # no phase in common
         ]
     )
     worst = study.compare(ours, theirs).set_index("submission")
-    assert list(worst.index) == ["a", "b", "d", "e"]
+    assert list(worst.index) == ["a", "b", "d", "e", "f"]
     assert worst.loc["a", "phase"] == "ior-hard-write" and worst.loc["a", "difference"] == pytest.approx(0.2)
     assert worst.loc["b", "difference"] == 0.0 and worst.loc["b", "only_one"] == 0
     assert worst.loc["d", "difference"] == float("inf")  # a prediction against none
     assert worst.loc["e", "difference"] == 0.0 and worst.loc["e", "only_one"] == 1
+    assert worst.loc["f", "difference"] == float("inf") and worst.loc["f", "only_one"] == 2
     # A phase listed twice cannot be compared.
     with pytest.raises(ValueError, match="a predicted ior-hard-write more than once"):
         study.compare(pd.concat([ours, ours.iloc[[1]]]), theirs)
@@ -254,8 +257,8 @@ def test_two_runs_compared_by_their_largest_difference_per_submission(tmp_path, 
     ours.to_csv(tmp_path / "study.csv", index=False)
     theirs.to_csv(tmp_path / "other.csv", index=False)
     assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "other.csv")]) == 1
-    assert "4 submissions in both tables, 1 with the same predictions" in capsys.readouterr().out
+    assert "5 submissions in both tables, 1 with the same predictions" in capsys.readouterr().out
     ours.to_csv(tmp_path / "same.csv", index=False)
     assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "same.csv")]) == 0
-    assert "5 submissions in both tables, 5 with the same predictions" in capsys.readouterr().out
+    assert "6 submissions in both tables, 6 with the same predictions" in capsys.readouterr().out
     assert study.main(["--out", str(tmp_path), "--compare", str(tmp_path / "missing.csv")]) == 1

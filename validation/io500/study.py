@@ -513,11 +513,13 @@ def compare(rows: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
     scale = np.maximum(ours.abs(), theirs.abs())
     difference = ((ours - theirs).abs() / scale.where(scale > 0)).fillna(0.0)  # 0 against 0: the same
     difference[ours.isna() != theirs.isna()] = np.inf
-    joined = joined.assign(difference=difference.where(both, np.nan), only_one=~both)
+    joined = joined.assign(difference=difference, only_one=~both)
     worst = joined[both].sort_values("difference", ascending=False, kind="stable").drop_duplicates("submission")
     worst = worst.set_index("submission")[["phase", "predicted", "predicted_other", "difference"]]
+    # A submission whose phases none match is listed too, as different.
+    worst = worst.reindex(sorted(joined["submission"].unique())).fillna({"difference": np.inf})
     worst["only_one"] = joined.groupby("submission")["only_one"].sum()
-    return worst.sort_index().reset_index()
+    return worst.rename_axis("submission").reset_index()
 
 
 def main(argv: list[str] | None = None) -> int:
