@@ -5,15 +5,22 @@ A typo (``--ppn 999999``, ``oss.count = 10000000``) or a workload far beyond wha
 discrete-event simulation on one core can do should be refused in a second with the
 estimate, not run for hours or until the machine runs out of memory.
 
-The estimate is an upper bound of the order of magnitude, from the three things that
-cost CPU time (coefficients measured on the development machine, 2026-11-24, with
-``benchmarks/bench_speed.py`` and the runs listed in ``docs/performance.md``):
+The estimate is of the order of magnitude, from the three things that cost CPU time
+(coefficients measured on the development machine, 2026-11-24, with
+``benchmarks/bench_speed.py`` and the runs listed in ``docs/performance.md``; against
+the measured runs of ``benchmarks/bench_scale.py``, ``docs/performance.md`` "One run
+against the clients it models", it is 0.7 to 1.6 times their CPU time):
 
 * **Fluid solves.**  Every start and end of a rank's data flow re-solves the network;
   when the ranks' creates queue at the metadata server the starts and ends are staggered,
-  up to four solves per rank and data phase (IOR file-per-process at 256, 512 and 1,024
-  clients: 1,041, 2,065 and 4,130 solves).  A solve costs about 0.55 ms plus 0.7 us per
-  flow in flight (0.72, 0.89 and 1.26 ms at 270, 540 and 1,080 flows).
+  two solves per rank and data phase (IOR file-per-process, write then read, at 256, 512
+  and 1,024 clients: 1,041, 2,065 and 4,130 solves; at 1,000 to 1,000,000 clients 2.0 to
+  2.2 per rank and phase).  A solve costs about 0.55 ms plus 0.7 us per flow it solves.
+  It solves the flows a change reaches through saturated resources, not every flow in
+  flight: those that share a server with the changed one, about ``ranks x stripes /
+  servers used`` (all of them when one shared file's stripes sit on a few servers).  At
+  1,000 to 1,000,000 clients with ten per OST, 4 stripes over OSS of 4 OSTs, that is 160
+  where the runs solved 1 to 252 on average.
 * **Metadata requests**, one by one through the metadata service: about 16 us each
   (mdtest ``-n 1000`` on 64 ranks: 256,000 requests in 4.1 s).
 * **Request-level writes** (shared-file writes from several nodes through the lock
@@ -25,6 +32,7 @@ server, target and client node built.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -37,7 +45,7 @@ MAX_MEMORY_FRACTION = 0.5
 
 _SOLVE_S = 0.55e-3
 _SOLVE_PER_FLOW_S = 0.7e-6
-_SOLVES_PER_RANK_PHASE = 4
+_SOLVES_PER_RANK_PHASE = 2
 _METADATA_REQUEST_S = 16e-6
 _REQUEST_WRITE_S = 350e-6
 _BYTES_PER_RANK = 15_000
@@ -74,19 +82,36 @@ def estimate(
     iterations: int,
     components: int,
     request_level_shared_writes: bool,
+    *,
+    stripe_count: int = 1,
+    server_count: int = 1,
 ) -> Cost:
     """The cost of ``ranks`` ranks on ``nodes`` nodes running ``phases`` (PhaseSpec)
     ``iterations`` times on a system of ``components`` servers, targets and clients;
-    ``request_level_shared_writes``: a shared-file write goes through the lock manager."""
+    ``request_level_shared_writes``: a shared-file write goes through the lock manager;
+    ``stripe_count``: the targets a file is striped over; ``server_count``: the data
+    servers (OSS) they sit on."""
+    if stripe_count < 1 or server_count < 1:
+        raise ValueError(f"stripe_count and server_count: expected at least 1, got {stripe_count} and {server_count}")
     data_rank_phases = 0
     metadata_requests = 0
     request_writes = 0
+    solve_seconds = 0.0
     for phase in phases:
         if phase.is_metadata:
             metadata_requests += ranks * phase.items_per_rank * _REQUESTS_PER_ITEM.get(phase.op, 1)
             continue
         data_rank_phases += ranks
         metadata_requests += 2 * ranks  # open (or create) and close
+        solve_seconds += (
+            _SOLVES_PER_RANK_PHASE
+            * ranks
+            * (
+                _SOLVE_S
+                + _SOLVE_PER_FLOW_S
+                * _flows_per_solve(ranks, 1 if phase.shared_file else ranks, stripe_count, server_count)
+            )
+        )
         # As simulation._request_mode decides: shared-file writes from several nodes through
         # the lock manager; MPI-IO collective writes (benchio, IOR -c) are aggregated by
         # ROMIO's two-phase I/O instead and cost what a fluid phase costs.
@@ -97,14 +122,18 @@ def estimate(
     data_rank_phases *= iterations
     metadata_requests *= iterations
     request_writes *= iterations
-    solves = _SOLVES_PER_RANK_PHASE * data_rank_phases
-    seconds = (
-        solves * (_SOLVE_S + _SOLVE_PER_FLOW_S * ranks)
-        + metadata_requests * _METADATA_REQUEST_S
-        + request_writes * _REQUEST_WRITE_S
-    )
+    seconds = solve_seconds * iterations + metadata_requests * _METADATA_REQUEST_S + request_writes * _REQUEST_WRITE_S
     memory = ranks * _BYTES_PER_RANK + components * _BYTES_PER_COMPONENT
     return Cost(ranks, data_rank_phases, metadata_requests, request_writes, components, seconds, memory)
+
+
+def _flows_per_solve(ranks: int, files: int, stripe_count: int, server_count: int) -> int:
+    """The flows one re-solve reaches: those sharing a server with the changed flow (each
+    rank has one flow, over its file's stripes), all of them when the files' stripes
+    cover few servers."""
+    stripe_servers = min(stripe_count, server_count)
+    servers_used = min(server_count, files * stripe_servers)
+    return min(ranks, math.ceil(ranks * stripe_servers / servers_used))
 
 
 def check(cost: Cost, *, force: bool = False) -> None:

@@ -50,6 +50,14 @@ def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experi
     background = _background_workload(experiment)
     all_nodes = experiment.nodes + (experiment.background_nodes if background else 0)
     request_level = _request_level_possible(system, experiment)
+    # The stripes as run() resolves them (it refuses impossible ones; the estimate may come
+    # first, as a sweep's does).
+    if experiment.overstripe_count is not None:
+        stripe_count = experiment.overstripe_count
+    else:
+        stripe_count = system.io.stripe_count if experiment.stripe_count is None else experiment.stripe_count
+        stripe_count = system.target_count if stripe_count == -1 else stripe_count
+    layout = {"stripe_count": max(1, stripe_count), "server_count": max(1, system.server_count)}
     main = cost.estimate(
         experiment.ranks,
         experiment.nodes,
@@ -57,6 +65,7 @@ def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experi
         workload.iterations,
         system.server_count + system.target_count + all_nodes,
         request_level,
+        **layout,
     )
     if not background:
         return main
@@ -68,6 +77,7 @@ def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experi
         background.iterations,
         0,
         request_level,
+        **layout,
     )
     return cost.Cost(*(a + b for a, b in zip(dataclasses.astuple(main), dataclasses.astuple(extra))))
 
