@@ -87,6 +87,13 @@ def plan_workload(command: str) -> WorkloadSpec:
             f"simfs measure: {spec.tool} -a {spec.options['api']}: the runner does POSIX I/O only; "
             f"run the {spec.options['api']} workload with the real tool, or simulate it"
         )
+    hints = spec.options.get("backend_options", ())  # --posix.odirect is a flag, not among them
+    if hints:
+        # Run without them, the live rate would be another workload's than the one named.
+        raise WorkloadError(
+            f"simfs measure: {spec.tool} {hints[0]}: the runner does plain POSIX I/O and applies no backend "
+            "hints or options but --posix.odirect; drop it, or run the real tool"
+        )
     for phase in spec.phases:
         if not (phase.direct and phase.bytes_per_rank):
             continue  # O_DIRECT without data (mdtest's items alone) changes nothing

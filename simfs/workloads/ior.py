@@ -167,7 +167,14 @@ def parse_ior(args: list[str], command: str) -> WorkloadSpec:
         phases.append(PhaseSpec("write", fsync="-e" in flags, **common))
     if do_read:
         phases.append(PhaseSpec("read", reorder_tasks="-C" in flags, task_offset=task_offset, **common))
-    options = {"api": api, "transfer": transfer, "block": block, "segments": segments, "path": values.get("-o")}
+    options = {
+        "api": api,
+        "transfer": transfer,
+        "block": block,
+        "segments": segments,
+        "path": values.get("-o"),
+        "backend_options": tuple(dict.fromkeys(backend_options)),
+    }
     return WorkloadSpec(
         "ior",
         command,

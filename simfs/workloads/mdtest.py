@@ -143,6 +143,7 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
         "stride": stride,
         "stonewall_s": stonewall_s,
         "api": api.upper(),
+        "backend_options": tuple(dict.fromkeys(backend_options)),
     }
     return WorkloadSpec(
         "mdtest", command, tuple(phases), iterations=iterations, aggregate="makespan", options=options, notes=notes

@@ -3,6 +3,7 @@ each failure a WorkloadError naming the tool and the option as the user wrote it
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
@@ -106,6 +107,7 @@ def scan_options(
         elif arg.startswith("--") and "." in name:
             if backend_options is None:
                 raise WorkloadError(_backend_option(tool, arg))
+            _check_posix_spelling(tool, name)
             backend_options.append(name)
             # IOR and mdtest take no operands, so a word after a backend option is its value.
             if not equals and position < len(args) and not args[position].startswith("-"):
@@ -117,6 +119,31 @@ def scan_options(
             module = tool.rstrip("+")
             raise WorkloadError(f"{tool}: unsupported option {arg!r} (see simfs.workloads.{module} for the subset)")
     return seen, values
+
+
+#: The POSIX backend's options that IOR and mdtest 3.3-4.0 take (``aiori-POSIX.c``) and
+#: the IO500 archive's command lines use: only ``--posix.odirect`` changes what simfs
+#: models or runs; the GPFS hints are noted.
+POSIX_BACKEND_OPTIONS = (
+    "--posix.odirect",
+    "--posix.rangelocks",
+    "--posix.gpfs.hintaccess",
+    "--posix.gpfs.releasetoken",
+    "--posix.gpfs.finegrainwritesharing",
+    "--posix.gpfs.finegrainreadsharing",
+    "--posix.gpfs.createsharing",
+)
+
+
+def _check_posix_spelling(tool: str, name: str) -> None:
+    """A ``--posix.`` option one letter or so from a real one is a typo, not a hint of a
+    backend simfs leaves to it: IOR itself refuses it, and taking it as a hint would run
+    (or simulate) buffered I/O where ``--posix.odirect`` was meant."""
+    if not name.startswith("--posix.") or name in POSIX_BACKEND_OPTIONS:
+        return
+    close = difflib.get_close_matches(name, POSIX_BACKEND_OPTIONS, n=1, cutoff=0.8)
+    if close:
+        raise WorkloadError(f"{tool}: unknown option {name} (did you mean {close[0]}?)")
 
 
 def _backend_option(tool: str, arg: str) -> str:

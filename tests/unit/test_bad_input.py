@@ -208,6 +208,8 @@ WHOLE_WORKLOADS = [
     "ior -a S3 -t 1m -b 4m",
     "mdtest -n 10 -z 2 -b 2 -I 3 -u",
     "ior -a POSIX -t 1m -b 4m --posix.odirect=maybe",
+    "ior -a POSIX -t 1m -b 4m --posix.odirectt",
+    "ior -a POSIX -t 1m -b 4m --posix.gpfs.finegrainwritesharin",
     "ior -a POSIX -t 1m -b 4m -u",
     "ior -t 3m -b 4m",
     "ior -t 1m -b 4m -o",

@@ -293,11 +293,22 @@ def test_parquet_without_pyarrow_is_refused_before_the_run(tmp_path, monkeypatch
     [
         ("obdfilter-survey size=1024", "not run live"),
         ("ior -t 1000 -b 4000 --posix.odirect", "multiples of 512"),
+        # A typo would run buffered I/O where O_DIRECT was meant; IOR itself refuses it.
+        ("ior -t 1m -b 16m -w --posix.odirectt", r"unknown option --posix.odirectt \(did you mean --posix.odirect\?\)"),
+        ("mdtest -n 10 --posix.odirekt", r"did you mean --posix.odirect\?"),
+        # Hints the runner cannot apply: the run would be of another workload.
+        ("ior -t 1m -b 16m -w --posix.gpfs.finegrainwritesharing", "applies no backend hints"),
+        ("mdtest -n 10 --dfs.oclass=SX", "applies no backend hints"),
     ],
 )
 def test_workloads_the_runner_refuses(command, message):
     with pytest.raises(WorkloadError, match=message):
         plan_workload(command)
+
+
+def test_the_runner_takes_posix_odirect_as_its_one_backend_option():
+    spec = plan_workload("ior -t 1m -b 16m -w --posix.odirect")
+    assert spec.phases[0].direct and spec.options["backend_options"] == ()
 
 
 def test_refuses_root_missing_and_too_large(tmp_path):
