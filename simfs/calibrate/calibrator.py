@@ -237,6 +237,9 @@ class ProfileCalibrator:
         self._evaluations = 0
         profile = self.system if isinstance(self.system, Profile) else load_profile(self.system)
         parameters = declared_free_parameters(profile, self.free)
+        # The profile as given is built once first: a mistake in it is then reported against
+        # the file, not against the first trial's values (shown as --set overrides).
+        system_from_profile(profile)
         points, skipped = self._plan(measurements, profile)
         if not points:
             raise SimfsError(

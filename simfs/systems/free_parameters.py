@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.errors import ProfileError
-from simfs.systems.profile import Profile
+from simfs.systems.profile import Profile, leaf_keys, misspelling_of
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,25 @@ def declared_free_parameters(profile: Profile, names: list[str] | None = None) -
         bounds = table[name]
         if not (isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(b, (int, float)) for b in bounds)):
             raise ProfileError(f"{profile.origin}: calibration.free.{name}: expected [lower, upper], got {bounds!r}")
+        if not 0 < bounds[0] < bounds[1]:
+            raise ProfileError(
+                f"{profile.origin}: calibration.free.{name}: bounds must satisfy 0 < lower < upper, got {bounds!r}"
+            )
         if not profile.has(name):
-            raise ProfileError(f"{profile.origin}: calibration.free names {name}, which the profile does not set")
+            raise ProfileError(
+                f"{profile.origin}: calibration.free names {name}, which the profile does not set"
+                + _set_instead(profile, name)
+            )
         prior = profile.raw(name)
-        if isinstance(prior, bool) or not isinstance(prior, (int, float)):
-            raise ProfileError(f"{profile.origin}: {name}: a free parameter must be a number, got {prior!r}")
+        if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior > 0:
+            # Fitted on a log scale: a prior of zero or below has no logarithm.
+            raise ProfileError(f"{profile.origin}: {name}: a free parameter must be a positive number, got {prior!r}")
         free.append(FreeParameter(name, float(bounds[0]), float(bounds[1]), float(prior)))
     return free
+
+
+def _set_instead(profile: Profile, name: str) -> str:
+    """``" (it sets machine.copy_writes_Bps: a typo?)"`` for the profile's field a letter
+    or two from ``name``, if there is one."""
+    typo = misspelling_of(name, leaf_keys(profile.data))
+    return f" (it sets {typo}: a typo?)" if typo else ""

@@ -122,7 +122,7 @@ class Profile:
         value = self._lookup(key)
         if value is _MISSING:
             if default is _MISSING:
-                raise ProfileError(f"{self._origin}: missing field {key}")
+                raise ProfileError(f"{self._origin}: missing field {key}{self._set_instead(key)}")
             return default
         self._read.add(key)
         return value
@@ -186,7 +186,7 @@ class Profile:
 
     def check_all_read(self, *, ignore: tuple[str, ...] = ()) -> None:
         """Raise for the first field that no accessor read (a typo or unsupported field)."""
-        for key in _leaf_keys(self._data):
+        for key in leaf_keys(self._data):
             if key in self._read or any(key == p or key.startswith(p + ".") for p in ignore):
                 continue
             if any(key.startswith(read + ".") for read in self._read):
@@ -200,6 +200,14 @@ class Profile:
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
         return f" (did you mean {close[0]}?)" if close else ""
 
+    def _set_instead(self, key: str) -> str:
+        """``" (the profile sets machine.copy_raed_Bps: a typo?)"`` for a field the profile
+        sets and no accessor asked for, in the same table and a letter or two from ``key``
+        (:func:`misspelling_of`): a misspelt field is then named where it is first missed."""
+        unasked = [leaf for leaf in leaf_keys(self._data) if leaf not in self._asked]
+        typo = misspelling_of(key, unasked)
+        return f" (the profile sets {typo}: a typo?)" if typo else ""
+
     def _lookup(self, key: str) -> Any:
         node: Any = self._data
         for part in key.split("."):
@@ -209,12 +217,41 @@ class Profile:
         return node
 
 
-def _leaf_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
+def misspelling_of(key: str, candidates: list[str]) -> str | None:
+    """The candidate in ``key``'s table whose last part is at most two edits (insertions,
+    deletions, substitutions, swaps of neighbours) from ``key``'s, if exactly one is.
+    Closer than a similarity ratio: ``copy_write_Bps`` is not a misspelling of
+    ``copy_read_Bps`` (four edits), ``copy_raed_Bps`` is (one)."""
+    table, _, name = key.rpartition(".")
+    near = [
+        candidate
+        for candidate in candidates
+        if candidate.rpartition(".")[0] == table and _edits(candidate.rpartition(".")[2], name) <= 2
+    ]
+    return near[0] if len(near) == 1 else None
+
+
+def _edits(first: str, second: str) -> int:
+    """Optimal string alignment distance (Levenshtein with swaps of neighbours)."""
+    previous2: list[int] = []
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i]
+        for j, b in enumerate(second, 1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
+            if i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                cost = min(cost, previous2[j - 2] + 1)
+            current.append(cost)
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def leaf_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
     keys = []
     for name, value in data.items():
         key = f"{prefix}{name}"
         if isinstance(value, dict) and value:
-            keys.extend(_leaf_keys(value, key + "."))
+            keys.extend(leaf_keys(value, key + "."))
         else:
             keys.append(key)
     return keys

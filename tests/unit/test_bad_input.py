@@ -364,3 +364,54 @@ def test_the_documented_case_counts_are_the_generated_ones():
     for family, count in counts.items():
         assert f"| {family} | {count} |" in page, f"docs/reference/bad-input.md: {family} should say {count}"
     assert f"| total | {sum(counts.values())} |" in page
+
+
+# -- misspelt fields and free parameters: named where they are first missed ----------------
+VM_DISK = ROOT / "calibration" / "live" / "vm-disk.toml"
+MISSPELT = [
+    # (what to change in calibration/live/vm-disk.toml, the command, what the one line says)
+    (
+        ("memory_bytes =", "memroy_bytes ="),
+        "simulate",
+        "missing field machine.memory_bytes (the profile sets machine.memroy_bytes: a typo?)",
+    ),
+    (
+        ("copy_read_Bps = 5.0e9", "copy_raed_Bps = 5.0e9"),
+        "calibrate",
+        "which the profile does not set (it sets machine.copy_raed_Bps: a typo?)",
+    ),
+    (('kind = "ssd"', 'kind = "sdd"'), "calibrate", "vm-disk.toml: device.kind: expected one of"),
+    (("read_Bps = 1", "read_Bps = -1"), "calibrate", "device.read_Bps: a free parameter must be a positive number"),
+    (
+        ("[2.0e8, 2.0e10]", "[2.0e10, 2.0e8]"),
+        "calibrate",
+        "vm-disk.toml: calibration.free.machine.copy_write_Bps: bounds",
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "command", "message"), MISSPELT, ids=lambda value: str(value)[:30])
+def test_a_misspelt_or_impossible_profile_field_is_named_once(change, command, message, tmp_path):
+    text = VM_DISK.read_text()
+    assert change[0] in text
+    profile = tmp_path / "vm-disk.toml"
+    profile.write_text(text.replace(change[0], change[1], 1))
+    if command == "simulate":
+        argv = ["simulate", "--system", str(profile), "--workload", "dd bs=1M count=10"]
+    else:
+        argv = ["calibrate", "--system", str(profile), str(VM_DISK.with_suffix("")), "--out", "out.toml"]
+    assert_refused(argv, tmp_path)
+    _, errors, _ = run_cli(argv, tmp_path)
+    assert message in errors and "--set" not in errors, errors
+
+
+def test_a_misspelling_is_a_letter_or_two_in_the_same_table():
+    from simfs.systems.profile import misspelling_of
+
+    assert misspelling_of("machine.copy_read_Bps", ["machine.copy_raed_Bps", "machine.copy_write_Bps"]) == (
+        "machine.copy_raed_Bps"
+    )
+    # Another real field is not a misspelling of this one, nor is one in another table.
+    assert misspelling_of("machine.copy_read_Bps", ["machine.copy_write_Bps"]) is None
+    assert misspelling_of("ost.ssd.read_Bps", ["ost.ssd.write_Bps", "oss.read_Bps"]) is None
+    assert misspelling_of("mds.create_per_s", ["mds.remove_per_s"]) is None
