@@ -53,6 +53,19 @@ def test_reads_of_data_the_run_wrote_come_from_the_page_cache_when_they_fit():
     assert not simfs.load_system("crtdc-lfs3").cached_read(1, direct=False)
 
 
+def test_a_buffered_write_is_bound_by_the_copy_unless_it_waits_for_the_write_back():
+    # 64 MiB fit under the dirty limit: the ranks copy into the page cache at a core's
+    # rate and close; the write-back runs on at the device's rate, behind them.
+    system = simfs.load_system(DISK)
+    assert system.client.copy_write_Bps > system.target.drive.write_Bps
+    buffered = simfs.simulate(DISK, "ior -F -t 1m -b 64m -w", ppn=1).phases.iloc[0]
+    assert buffered["agg_bw_Bps"] > system.target.drive.write_Bps  # faster than the device takes it
+    assert buffered["bottleneck"] == "client-core"
+    synced = simfs.simulate(DISK, "ior -F -t 1m -b 64m -w -e", ppn=1).phases.iloc[0]
+    assert synced["agg_bw_Bps"] < system.target.drive.write_Bps
+    assert synced["bottleneck"] == "device"
+
+
 def test_tmpfs_refuses_o_direct_and_a_local_profile_refuses_rpc_mechanisms(tmp_path):
     with pytest.raises(WorkloadError, match="O_DIRECT"):
         simfs.simulate(TMPFS, "ior -F -t 1m -b 4m -w --posix.odirect")
