@@ -37,7 +37,12 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
         except NotSimulatedWarning as exc:
             raise SimfsError(f"--live: {exc}") from None
     profile = load_profile(system)
-    predictor = Predictor(system_from_profile(profile), profile)
+    built = system_from_profile(profile)
+    for path in runs:
+        mismatch = _other_file_system(Path(path), built)
+        if mismatch:
+            warnings.warn(mismatch, LiveMismatchWarning, stacklevel=2)
+    predictor = Predictor(built, profile)
     rows, records = [], {}
     for point in points:
         row = measurements.loc[point.index]
@@ -61,6 +66,41 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+class LiveMismatchWarning(UserWarning):
+    """A run record is of another kind of file system than the profile models."""
+
+
+#: The ``fs_type`` (``/proc/mounts``) a run on each modelled file system reports; a local
+#: profile names its own (``fs.type``).  The testbed's MooseFS mounts say ``fuse``.
+_MOUNT_TYPES = {
+    "lustre": {"lustre"},
+    "gpfs": {"gpfs"},
+    "panfs": {"panfs"},
+    "cxfs": {"cxfs"},
+    "moosefs": {"fuse", "fuse.mfs", "fuse.mfsmount"},
+    "glusterfs": {"fuse.glusterfs"},
+}
+
+
+def _other_file_system(path: Path, system: object) -> str | None:
+    """Why the run record at ``path`` is not of the file system ``system`` models, or None
+    where it is (or the record does not say)."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        mounted = record["machine"]["target"]["fs_type"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # read_measurements has already refused what cannot be read
+    kind = getattr(system, "FILESYSTEM", "")
+    expected = {getattr(system, "fs_type", "")} if kind == "local" else _MOUNT_TYPES.get(kind, set())
+    if not expected or not mounted or mounted in expected:
+        return None
+    models = f"{kind} ({getattr(system, 'fs_type', '')})" if kind == "local" else kind
+    return (
+        f"{path}: the run was on {mounted} (machine.target.fs_type) and {system.name} models {models}: "
+        "this compares two different systems"
+    )
 
 
 def _measured_cpu_busy(records: dict[str, object], run: str, phase: str) -> float:

@@ -4,7 +4,9 @@ runner as the simulator sees them."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,15 @@ def test_validate_live_prints_predicted_against_measured(capsys):
     out = capsys.readouterr().out
     assert "disk-direct-np4.json" in out and "error_pct" in out and "2 phases" in out
     assert main(["validate", "--live", run]) == 2
+
+
+def test_validate_live_warns_when_the_run_is_of_another_file_system():
+    from simfs.validate.live import LiveMismatchWarning, compare_live
+
+    run = LIVE / "vm-disk" / "disk-buffered.json"  # ext4, buffered (tmpfs refuses O_DIRECT)
+    for other, models in ((LIVE / "vm-tmpfs-fitted.toml", "local (tmpfs)"), ("crtdc-lfs3", "lustre")):
+        with pytest.warns(LiveMismatchWarning, match=rf"the run was on ext4 .* models {re.escape(models)}"):
+            compare_live([run], str(other))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LiveMismatchWarning)
+        compare_live([run], str(LIVE / "vm-disk-fitted.toml"))
