@@ -12,6 +12,7 @@ any profile field by its dotted name (``oss.count``, ``client.network``).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -58,6 +59,39 @@ def load_system(system: SystemLike, overrides: Mapping[str, Any] | None = None) 
 
 def load_workload(workload: WorkloadLike) -> WorkloadSpec:
     return workload if isinstance(workload, WorkloadSpec) else parse_workload(workload)
+
+
+#: ``{transfer}`` in a swept workload's command line: filled from ``--vary transfer=...``.
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def sweep_workloads(workload: WorkloadLike, vary: Mapping[str, Iterable[Any]]) -> dict[str, WorkloadSpec]:
+    """A swept workload per combination of the values of the keys its command line names
+    in braces (``"ior -t {transfer} -b 64m"`` with ``vary={"transfer": ["64k", "1m"]}``),
+    each parsed (so a bad value is refused before any point runs); the command line itself
+    where it names none.  A name in braces that is not varied is an error."""
+    if not isinstance(workload, str) or not _PLACEHOLDER.search(workload):
+        return {"": load_workload(workload)}
+    names = list(dict.fromkeys(_PLACEHOLDER.findall(workload)))
+    missing = [name for name in names if name not in vary]
+    if missing:
+        raise SimfsError(
+            f"sweep: the workload names {{{missing[0]}}}: give its values with --vary {missing[0]}=V1,V2,..."
+        )
+    specs = {}
+    for values in itertools.product(*(list(vary[name]) for name in names)):
+        setting = dict(zip(names, values))
+        text = _filled(workload, names, setting)
+        try:
+            specs[text] = load_workload(text)
+        except SimfsError as exc:
+            shown = ", ".join(f"{name}={value}" for name, value in setting.items())
+            raise type(exc)(f"{exc} (--vary {shown})") from None
+    return specs
+
+
+def _filled(workload: str, names: list[str], point: Mapping[str, Any]) -> str:
+    return _PLACEHOLDER.sub(lambda match: str(point[match.group(1)]), workload) if names else ""
 
 
 def simulate(
@@ -153,8 +187,10 @@ def sweep(
     """Simulate the Cartesian product of ``vary`` and return one tidy phase table.
 
     ``vary`` maps a setting or profile field to its values, e.g.
-    ``{"nodes": [1, 2, 4], "oss.count": [8, 16]}``; each varied key is a column of the
-    result.  ``progress(done, total)`` is called after every point.
+    ``{"nodes": [1, 2, 4], "oss.count": [8, 16]}``, or a name the workload's command line
+    gives in braces to its values (``"ior -t {transfer} -b 64m"``, ``{"transfer": ["64k",
+    "1m"]}``); each varied key is a column of the result.  ``progress(done, total)`` is
+    called after every point.
 
     The points are independent simulations: ``jobs`` runs them in that many local
     processes, ``scheduler`` (``tcp://host:8786``, or a ``dask.distributed.Client``) on a
@@ -172,7 +208,8 @@ def sweep(
     for key, values in zip(keys, value_lists):
         if not values:
             raise SimfsError(f"sweep: --vary {key}: no values")
-    spec = load_workload(workload)
+    specs = sweep_workloads(workload, vary)
+    in_workload = [key for key in keys if isinstance(workload, str) and "{" + key + "}" in workload]
     base_experiment, base_profile = split_overrides(overrides)
     profile = system if isinstance(system, (Profile, FileSystem)) else load_profile(system)
     systems: dict[tuple, FileSystem] = {}
@@ -183,20 +220,22 @@ def sweep(
     # point far too large for the machine is refused now, not after an hour of sweep.
     planned = []
     for point in points:
-        experiment_part, profile_part = split_overrides(dict(zip(keys, point)))
+        setting = dict(zip(keys, point))
+        spec = specs[_filled(str(workload), in_workload, setting)]
+        experiment_part, profile_part = split_overrides({k: v for k, v in setting.items() if k not in in_workload})
         profile_overrides = {**base_profile, **profile_part}
         cache_key = tuple(sorted((k, repr(v)) for k, v in profile_overrides.items()))
         if cache_key not in systems:
             systems[cache_key] = load_system(profile, profile_overrides)
         experiment = Experiment.from_settings({**settings, **base_experiment, **experiment_part})
-        planned.append((systems[cache_key], experiment))
+        planned.append((systems[cache_key], spec, experiment))
     if not force:
-        costs = [simulation.estimate_cost(built, spec, experiment) for built, experiment in planned]
+        costs = [simulation.estimate_cost(built, spec, experiment) for built, spec, experiment in planned]
         total = replace(max(costs, key=lambda c: c.memory_bytes), seconds=sum(c.seconds for c in costs))
         cost.check(total)
     from simfs.parallel import map_ordered, run_point
 
-    tasks = [(built, spec, experiment) for built, experiment in planned]
+    tasks = planned
     frames = map_ordered(run_point, tasks, jobs, scheduler, progress)
     for frame, point in zip(frames, points):
         for key, value in zip(keys, point):

@@ -572,7 +572,7 @@ def _simulate_io500(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from pandas.api.types import is_numeric_dtype as pd_numeric
 
-    from simfs.api import load_workload, sweep
+    from simfs.api import sweep, sweep_workloads
     from simfs.report.tables import mark_peaks, render_text, wide_table
 
     vary: dict[str, list[str]] = {}
@@ -582,7 +582,7 @@ def _sweep(args: argparse.Namespace) -> int:
             raise SimfsError(f"--vary {key}: expected one or more comma-separated values")
         vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
     overrides = _overrides(args)
-    load_workload(args.workload)  # fail on a bad command line before any work
+    sweep_workloads(args.workload, vary)  # fail on a bad command line before any work
     plot_paths = _output_paths(args.plot, "--plot", (".csv", *FIGURE_SUFFIXES))
     measured, cases = [], []
     if args.measured:

@@ -201,3 +201,19 @@ def test_the_help_lists_every_tool_the_workload_parser_takes():
 
     # benchio.x: the binary's name; io500: a sequence of IOR and mdtest jobs the CLI runs.
     assert set(WORKLOAD_TOOLS) == (set(_PARSERS) - {"benchio.x"}) | {"io500"}
+
+
+def test_a_sweep_fills_the_names_its_workload_gives_in_braces():
+    import simfs
+    from simfs.errors import SimfsError
+
+    template = "ior -a POSIX -F -t {transfer} -b 64m -w --posix.odirect"
+    table = simfs.sweep("crtdc-lfs5", template, {"transfer": ["64k", "4m"], "nodes": [1, 2]})
+    assert list(zip(table["transfer"], table["nodes"])) == [("64k", 1), ("64k", 2), ("4m", 1), ("4m", 2)]
+    for row in table.itertuples():
+        alone = simfs.simulate("crtdc-lfs5", template.format(transfer=row.transfer), nodes=row.nodes)
+        assert row.agg_bw_Bps == alone.phases.iloc[0]["agg_bw_Bps"]
+    with pytest.raises(SimfsError, match=r"names \{transfer\}: give its values with --vary transfer="):
+        simfs.sweep("crtdc-lfs5", template, {"nodes": [1, 2]})
+    with pytest.raises(SimfsError, match=r"invalid size '1x'.*\(--vary transfer=1x\)"):
+        simfs.sweep("crtdc-lfs5", template, {"transfer": ["64k", "1x"]})
