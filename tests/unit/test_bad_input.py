@@ -387,6 +387,7 @@ MISSPELT = [
         "calibrate",
         "vm-disk.toml: calibration.free.machine.copy_write_Bps: bounds",
     ),
+    (("[2.0e8, 2.0e10]", "[2.0e8, 1.0e9]"), "calibrate", "machine.copy_write_Bps = 2e+09 lies outside its bounds"),
 ]
 
 
