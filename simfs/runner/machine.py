@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,4 +68,48 @@ def machine_info(target: Path) -> dict[str, Any]:
             "size_bytes": stats.f_blocks * stats.f_frsize,
             "free_bytes": stats.f_bavail * stats.f_frsize,
         },
+    }
+
+
+def cpu_times() -> tuple[int, int, int, int]:
+    """(busy, total, nice, steal) clock ticks of all CPUs since boot: nice is what
+    lowered-priority processes used (a background job sharing the machine), steal what
+    the hypervisor gave to other guests while this one waited.  Zeros where there is no
+    ``/proc/stat``."""
+    try:
+        fields = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return 0, 0, 0, 0
+    fields += [0] * (8 - len(fields))
+    idle = fields[3] + fields[4]  # idle + iowait
+    total = sum(fields[:8])  # guest time is already counted in user time
+    return total - idle, total, fields[1], fields[7]
+
+
+def load_snapshot() -> dict[str, Any]:
+    """What the machine was doing as a run starts: the load averages and the CPU counters
+    :func:`load_during` measures the run's share of the machine from."""
+    try:
+        averages = [float(value) for value in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        averages = []
+    return {"loadavg_at_start": averages, "ticks": cpu_times(), "wall": time.monotonic()}
+
+
+def load_during(start: dict[str, Any]) -> dict[str, Any]:
+    """The machine's CPU use from ``start`` (:func:`load_snapshot`) to now, for the run
+    record's ``machine.load``: busy core-seconds (the run's processes and anything else),
+    and of them the niced ones (another job at lower priority) and the stolen ones (the
+    hypervisor's); the load averages at the start count the runnable processes then.  A
+    miss on a machine that was not idle is read with these beside it."""
+    busy, total, nice, steal = (now - then for now, then in zip(cpu_times(), start["ticks"]))
+    tick_s = 1 / os.sysconf("SC_CLK_TCK")
+    window_s = time.monotonic() - start["wall"]
+    return {
+        "loadavg_at_start": start["loadavg_at_start"],
+        "window_s": window_s,
+        "cpu_busy_s": busy * tick_s,
+        "cpu_nice_s": nice * tick_s,
+        "cpu_steal_s": steal * tick_s,
+        "cpu_utilisation": busy / total if total > 0 else float("nan"),
     }

@@ -38,7 +38,7 @@ from simfs.runner.comm import (
     RunAborted,
     in_mpi_job,
 )
-from simfs.runner.machine import machine_info
+from simfs.runner.machine import load_during, load_snapshot, machine_info
 from simfs.runner.output import RECORD_FORMAT, bonnie_csv, dd_text, ior_text, mdtest_text
 from simfs.runner.phase_watch import phase_notifier, watched_socket
 from simfs.runner.rank import Plan, RankStopped, ior_file_name, run_rank, start_fault
@@ -203,6 +203,7 @@ def _measure_local(
     nodes = placement[-1] + 1  # the clients the ranks land on (5 ranks on 4: 2+2+1)
     views = tuple(str(Path(client_mounts[client]) / run_dir.name) for client in placement) if client_mounts else ()
     plan = Plan(spec, str(run_dir), ranks=processes, ppn=ppn, trace_ops=trace_ops, views=views)
+    load = load_snapshot()
     began = time.time()
     try:
         if on_start is not None:
@@ -213,6 +214,7 @@ def _measure_local(
         remove_run_directory(run_dir)  # refused or not started: nothing of the run stays
         raise
     finished = time.time()
+    machine = {**machine, "load": load_during(load)}
     note = ""
     if completed:
         # Every rank finished its program: a signal that came meanwhile stopped nothing.
@@ -575,6 +577,7 @@ def _measure_mpi(
         notify = phase_notifier(watched, comm.stop_requested) if comm.reporter else None
         comm.on_collective = _phase_boundary(_told_and_waited(comm, notify))
     failure: tuple[str, str] | None = None
+    load = load_snapshot()
     began = time.time()
     try:
         run_rank(comm, plan)
@@ -601,6 +604,7 @@ def _measure_mpi(
             # Rank 0 may be the rank that died: whoever gives up on the others cleans up.
             remove_run_directory(Path(plan.run_dir))
         return Measured("failed" if failure else "ok", failure[0] if failure else "", 1 if failure else 0)
+    machine = {**machine, "load": load_during(load)}  # the reporter's host
     return _report(
         plan.spec,
         plan,

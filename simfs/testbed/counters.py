@@ -24,6 +24,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from simfs.runner.machine import cpu_times
 from simfs.runner.records import RankPhase
 from simfs.testbed.network import TestbedNetwork
 from simfs.testbed.processes import Started, alive, stat_fields
@@ -59,17 +60,6 @@ def switch_drops(network: TestbedNetwork) -> dict[str, int]:
         if qdisc.get("kind") == "tbf" and qdisc.get("dev") in network.hosts:
             drops[qdisc["dev"]] = int(qdisc.get("drops", 0))
     return drops
-
-
-def cpu_times() -> tuple[int, int, int, int]:
-    """(busy, total, nice, steal) clock ticks of all CPUs since boot: nice is what
-    lowered-priority processes used (a background job sharing the machine), steal what
-    the hypervisor gave to other guests while this one waited."""
-    fields = [int(value) for value in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    fields += [0] * (8 - len(fields))
-    idle = fields[3] + fields[4]  # idle + iowait
-    total = sum(fields[:8])  # guest time is already counted in user time
-    return total - idle, total, fields[1], fields[7]
 
 
 def process_cpu_s(processes: dict[str, Started]) -> dict[str, float]:

@@ -245,6 +245,9 @@ def test_json_record_and_traces(tmp_path):
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["simfs_run"] == 1 and record["status"] == "ok"
     assert record["machine"]["target"]["fs_type"] and record["machine"]["cores"] >= 1
+    load = record["machine"]["load"]  # what else the machine did meanwhile, to read a miss by
+    assert len(load["loadavg_at_start"]) == 3 and load["window_s"] > 0
+    assert 0 <= load["cpu_nice_s"] + load["cpu_steal_s"] <= load["cpu_busy_s"]
     assert record["workload"] == "ior -F -t 64k -b 1m -w -r"
     trace = (tmp_path / "trace.csv").read_text().splitlines()
     assert trace[0].startswith("rank,host,iteration,phase,op,open_start")
@@ -431,6 +434,7 @@ def test_mpi_backend_runs_the_ranks_and_reports_once(tmp_path, ranks):
     assert done.stdout.count("Summary of all tests:") == 1  # rank 0 alone prints
     saved = json.loads(record.read_text())
     assert saved["backend"] == "mpi" and saved["ranks"] == ranks and saved["status"] == "ok"
+    assert saved["machine"]["load"]["window_s"] > 0  # the reporter's host
     assert [p["op"] for p in saved["phases"]] == ["write", "read"]
     assert all(p["bytes"] == ranks * (2 << 20) for p in saved["phases"])
     assert _left(target) == []
