@@ -165,6 +165,17 @@ class IdentifiabilityWarning(UserWarning):
     """A free parameter the measurements do not pin down."""
 
 
+class MisfitWarning(UserWarning):
+    """Training points the fitted parameters do not reach: the model, or the data, leaves
+    them apart (two kinds of run that share one parameter and disagree on it)."""
+
+
+#: A training point is "not reached" when its log error exceeds three of its stated
+#: relative uncertainties, and 20% in any case (the CRT-DC seeds' tolerance).
+MISFIT_SIGMAS = 3.0
+MISFIT_FLOOR = math.log(1.2)
+
+
 class ProfileCalibrator:
     """Least-squares calibration of a profile's ``[calibration.free]`` parameters.
 
@@ -317,7 +328,27 @@ class ProfileCalibrator:
         self.rms_log_error_ = rms
         self.sensitivity_ = {p.name: float(v) for p, v in zip(parameters, sensitivity)}
         self.identifiable_ = self._check_identifiability(parameters, flat, fitted, intervals)
+        self._warn_misfit(stated)
         return self
+
+    def _warn_misfit(self, stated: np.ndarray) -> None:
+        """One warning naming how many training points the fit leaves beyond their
+        uncertainty (:data:`MISFIT_SIGMAS`, at least :data:`MISFIT_FLOOR`), and the worst."""
+        sigma = np.where(np.isfinite(stated) & (stated > 0), stated, 0.0)
+        log_error = self.residuals_["log_ratio"].to_numpy()
+        apart = np.abs(log_error) > np.maximum(MISFIT_SIGMAS * sigma, MISFIT_FLOOR)
+        apart &= ~np.isinf(stated)  # a point given no say (infinite uncertainty) is not missed
+        if not apart.any():
+            return
+        worst = int(np.argmax(np.where(apart, np.abs(log_error), -1.0)))
+        row = self.residuals_.iloc[worst]
+        warnings.warn(
+            f"the fit leaves {int(apart.sum())} of {len(apart)} training points beyond their uncertainty and "
+            f"20% (worst {row['error_pct']:+.0f}%: {row['source']}): these free parameters cannot match them all; "
+            "the residuals are in the report",
+            MisfitWarning,
+            stacklevel=3,
+        )
 
     @staticmethod
     def _plan(measurements: pd.DataFrame, profile: Profile, *, warn: bool = True) -> tuple[list[Point], pd.DataFrame]:

@@ -371,3 +371,20 @@ def test_a_follower_of_a_leader_the_data_do_not_identify_keeps_its_value(tmp_pat
     assert "kept: it follows mds.create_per_s (calibration.follow), which these data do not identify" in written
     assert tomllib.loads(written)["mds"]["open_per_s"] == 2000.0
     assert "`mds.open_per_s` kept at 2000: its leader `mds.create_per_s` is not identifiable" in report.read_text()
+
+
+def test_the_fit_says_when_it_cannot_reach_some_training_points():
+    import warnings
+
+    from simfs.calibrate.calibrator import MisfitWarning
+
+    consistent = synthetic(2e8, 1.2e8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MisfitWarning)
+        ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=0).fit(consistent)
+    # The two reads disagree by 2x on one node and two: one copy rate cannot carry both
+    # (each node reads alone, so the second is twice the first in the model).
+    conflicting = consistent.copy()
+    conflicting.loc[1, "value"] = conflicting.loc[0, "value"]
+    with pytest.warns(MisfitWarning, match=r"leaves [12] of 3 training points beyond their uncertainty"):
+        ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=0).fit(conflicting)
