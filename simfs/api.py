@@ -226,7 +226,16 @@ def sweep(
         profile_overrides = {**base_profile, **profile_part}
         cache_key = tuple(sorted((k, repr(v)) for k, v in profile_overrides.items()))
         if cache_key not in systems:
-            systems[cache_key] = load_system(profile, profile_overrides)
+            try:
+                systems[cache_key] = load_system(profile, profile_overrides)
+            except SimfsError as exc:
+                unknown = next((key for key in profile_part if f": {key}: unknown field" in str(exc)), None)
+                if unknown is None or not _PLACEHOLDER.fullmatch("{" + unknown + "}") or "did you mean" in str(exc):
+                    raise
+                raise type(exc)(
+                    f"{exc}; a workload option is varied by naming it in braces in the command line "
+                    f"(ior -t {{{unknown}}} ... --vary {unknown}=...)"
+                ) from None
         experiment = Experiment.from_settings({**settings, **base_experiment, **experiment_part})
         planned.append((systems[cache_key], spec, experiment))
     if not force:

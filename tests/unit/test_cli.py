@@ -217,3 +217,8 @@ def test_a_sweep_fills_the_names_its_workload_gives_in_braces():
         simfs.sweep("crtdc-lfs5", template, {"nodes": [1, 2]})
     with pytest.raises(SimfsError, match=r"invalid size '1x'.*\(--vary transfer=1x\)"):
         simfs.sweep("crtdc-lfs5", template, {"transfer": ["64k", "1x"]})
+    # Without the braces, the name is looked for among settings and profile fields.
+    with pytest.raises(
+        SimfsError, match=r"transfer: unknown field; a workload option is varied by naming it in braces"
+    ):
+        simfs.sweep("crtdc-lfs5", "ior -a POSIX -F -t 1m -b 64m -w", {"transfer": ["64k", "1m"]})
