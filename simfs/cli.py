@@ -1138,7 +1138,8 @@ def _validate_live(args: argparse.Namespace) -> int:
         unit=table["unit"].replace({"B/s": "GB/s"}),
         measured=(table["measured"] / scale).map("{:.4g}".format),
         predicted=(table["predicted"] / scale).map("{:.4g}".format),
-        spread_pct=table["spread_pct"].map("{:.0f}".format),
+        # One iteration has no spread: "-", as an unrecorded CPU share.
+        spread_pct=table["spread_pct"].map(lambda pct: "-" if pct != pct else f"{pct:.0f}"),
         error_pct=table["error_pct"].map("{:+.1f}".format),
     )
     print(f"{args.system}: predicted against measured")
