@@ -174,7 +174,7 @@ class MooseFsSystem(FileSystem):
             version=profile.string("moosefs.version", ""),
         )
         profile.string("system.filesystem", choices={"moosefs"})
-        profile.check_all_read(ignore=("system.sources", "calibration"))
+        profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded"))
         return system
 
     # -- description --------------------------------------------------------------------

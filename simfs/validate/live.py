@@ -38,10 +38,14 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
             raise SimfsError(f"--live: {exc}") from None
     profile = load_profile(system)
     built = system_from_profile(profile)
+    recorded_cpu = next(
+        (profile.raw(key) for key in ("machine.recorded.cpu_model", "host.recorded.cpu_model") if profile.has(key)),
+        None,
+    )
     for path in runs:
-        mismatch = _other_file_system(Path(path), built)
-        if mismatch:
-            warnings.warn(mismatch, LiveMismatchWarning, stacklevel=2)
+        for mismatch in (_other_file_system(Path(path), built), _other_cpu(Path(path), recorded_cpu, built)):
+            if mismatch:
+                warnings.warn(mismatch, LiveMismatchWarning, stacklevel=2)
     predictor = Predictor(built, profile)
     rows, records = [], {}
     for point in points:
@@ -100,6 +104,24 @@ def _other_file_system(path: Path, system: object) -> str | None:
     return (
         f"{path}: the run was on {mounted} (machine.target.fs_type) and {system.name} models {models}: "
         "this compares two different systems"
+    )
+
+
+def _other_cpu(path: Path, recorded: object, system: object) -> str | None:
+    """Why the run at ``path`` ran on another CPU than the one the profile's CPU-bound
+    rates were measured on (``machine.recorded.cpu_model``, ``host.recorded.cpu_model``),
+    or None."""
+    if not isinstance(recorded, str) or not recorded:
+        return None
+    try:
+        ran_on = json.loads(path.read_text(encoding="utf-8"))["machine"]["cpu_model"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(ran_on, str) or not ran_on or ran_on == recorded:
+        return None
+    return (
+        f"{path}: the run was on {ran_on} (machine.cpu_model) and {system.name}'s CPU costs and copy rates "
+        f"were measured on {recorded}: whatever the cores bind is another machine's"
     )
 
 

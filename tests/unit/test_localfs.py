@@ -142,3 +142,15 @@ def test_validate_live_warns_when_the_run_is_of_another_file_system():
     with warnings.catch_warnings():
         warnings.simplefilter("error", LiveMismatchWarning)
         compare_live([run], str(LIVE / "vm-disk-fitted.toml"))
+
+
+def test_validate_live_warns_when_the_run_is_of_another_cpu(tmp_path):
+    from simfs.validate.live import LiveMismatchWarning, compare_live
+
+    record = json.loads((LIVE / "vm-disk" / "disk-buffered.json").read_text())
+    assert record["machine"]["cpu_model"] == "AMD EPYC"  # as the profiles' machine.recorded
+    record["machine"]["cpu_model"] = "Intel(R) Xeon(R) Processor"  # this VM on 2026-11-28
+    moved = tmp_path / "disk-buffered.json"
+    moved.write_text(json.dumps(record))
+    with pytest.warns(LiveMismatchWarning, match=r"on Intel\(R\) Xeon\(R\) Processor .* measured on AMD EPYC"):
+        compare_live([moved], str(LIVE / "vm-disk-fitted.toml"))
