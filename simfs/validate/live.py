@@ -23,6 +23,7 @@ from simfs.filesystems import system_from_profile
 from simfs.ingest import read_measurements
 from simfs.ingest.measurements import METRIC_UNITS
 from simfs.predict import NotSimulatedWarning, Point, Predictor, plan
+from simfs.runner.machine import shared_machine
 from simfs.systems.profile import load_profile
 
 
@@ -43,7 +44,11 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
         None,
     )
     for path in runs:
-        for mismatch in (_other_file_system(Path(path), built), _other_cpu(Path(path), recorded_cpu, built)):
+        for mismatch in (
+            _other_file_system(Path(path), built),
+            _other_cpu(Path(path), recorded_cpu, built),
+            _shared(Path(path)),
+        ):
             if mismatch:
                 warnings.warn(mismatch, LiveMismatchWarning, stacklevel=2)
     predictor = Predictor(built, profile)
@@ -123,6 +128,18 @@ def _other_cpu(path: Path, recorded: object, system: object) -> str | None:
         f"{path}: the run was on {ran_on} (machine.cpu_model) and {system.name}'s CPU costs and copy rates "
         f"were measured on {recorded}: whatever the cores bind is another machine's"
     )
+
+
+def _shared(path: Path) -> str | None:
+    """What else used the machine during the run at ``path`` (``machine.load``, recorded
+    since 2026-11-28), if it was not idle."""
+    try:
+        machine = json.loads(path.read_text(encoding="utf-8"))["machine"]
+        load = machine["load"]
+        line = shared_machine(load["window_s"] * machine["cores"], load["cpu_nice_s"], load["cpu_steal_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return f"{path}: {line}" if line else None
 
 
 def _measured_cpu_busy(records: dict[str, object], run: str, phase: str) -> float:

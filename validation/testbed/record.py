@@ -506,27 +506,12 @@ def ci_series() -> int:
     return 0
 
 
-#: Niced and stolen CPU time above this share of the run's CPU capacity: the machine was
-#: shared (the testbed's own processes run at normal priority).
-SHARED_CPU_SHARE = 0.05
-
-
 def _shared_machine(testbed: dict) -> str | None:
-    """A line saying what else used the machine during a run, if it was not idle.
+    """:func:`simfs.runner.machine.shared_machine` for a testbed run's record."""
+    from simfs.runner.machine import shared_machine
 
-    The testbed's daemons, clients and ranks run at normal priority, so niced time is
-    another job's (a background study at ``nice 19``) and steal time the hypervisor's.
-    Niced work mostly yields: on 2026-11-28 the MooseFS CI point read at 22.3 MB/s (+7.4%
-    predicted) beside an IO500 study at nice 19 on both cores (29 of the run's 36 core-s
-    niced) and at 22.2 (+7.9%) with the study stopped; stolen time takes cores outright.
-    The line says what the machine ran, for whoever reads a miss; it excuses none."""
-    capacity = testbed["cpu_window_s"] * testbed["cpus"]
-    nice, steal = testbed.get("cpu_nice_s", 0.0), testbed.get("cpu_steal_s", 0.0)
-    if capacity <= 0 or nice + steal <= SHARED_CPU_SHARE * capacity:
-        return None
-    return (
-        f"the machine was shared during the run: niced processes used {nice:.1f} core-s and the "
-        f"hypervisor took {steal:.1f} s of the {capacity:.1f} core-s the run had"
+    return shared_machine(
+        testbed["cpu_window_s"] * testbed["cpus"], testbed.get("cpu_nice_s", 0.0), testbed.get("cpu_steal_s", 0.0)
     )
 
 
