@@ -208,8 +208,11 @@ def sweep(
     for key, values in zip(keys, value_lists):
         if not values:
             raise SimfsError(f"sweep: --vary {key}: no values")
-    specs = sweep_workloads(workload, vary)
-    in_workload = [key for key in keys if isinstance(workload, str) and "{" + key + "}" in workload]
+    specs = sweep_workloads(workload, dict(zip(keys, value_lists)))
+    named = set(_PLACEHOLDER.findall(workload)) if isinstance(workload, str) else set()
+    in_workload = [key for key in keys if key in named]
+    # A setting named in braces (-o /scratch/{nodes}/f) is filled in and still set.
+    workload_only = {key for key in in_workload if key not in EXPERIMENT_KEYS}
     base_experiment, base_profile = split_overrides(overrides)
     profile = system if isinstance(system, (Profile, FileSystem)) else load_profile(system)
     systems: dict[tuple, FileSystem] = {}
@@ -222,7 +225,7 @@ def sweep(
     for point in points:
         setting = dict(zip(keys, point))
         spec = specs[_filled(str(workload), in_workload, setting)]
-        experiment_part, profile_part = split_overrides({k: v for k, v in setting.items() if k not in in_workload})
+        experiment_part, profile_part = split_overrides({k: v for k, v in setting.items() if k not in workload_only})
         profile_overrides = {**base_profile, **profile_part}
         cache_key = tuple(sorted((k, repr(v)) for k, v in profile_overrides.items()))
         if cache_key not in systems:

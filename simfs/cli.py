@@ -582,7 +582,12 @@ def _sweep(args: argparse.Namespace) -> int:
             raise SimfsError(f"--vary {key}: expected one or more comma-separated values")
         vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
     overrides = _overrides(args)
-    sweep_workloads(args.workload, vary)  # fail on a bad command line before any work
+    specs = sweep_workloads(args.workload, vary)  # fail on a bad command line before any work
+    if args.measured and next(iter(specs)):  # keyed "" where the command line names nothing
+        raise SimfsError(
+            "--measured: a validation case is of one command line, and this workload names values in "
+            "braces: sweep the case's own command line"
+        )
     plot_paths = _output_paths(args.plot, "--plot", (".csv", *FIGURE_SUFFIXES))
     measured, cases = [], []
     if args.measured:

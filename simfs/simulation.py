@@ -685,7 +685,9 @@ class _Program:
         device = self._device_requests(phase, layout, share, node)
         kind = _kind("write", device)
         drives = fs.data_path(node, layout, share, "write", copy=False, network=False, **device)
-        destage_tag = self.network.tag(f"{iteration}/{phase.label}/destage")
+        # Destaging from the controllers' caches runs behind the ranks (even an fsync waits
+        # for the write-back only): simulated, and not the phase's bottleneck.
+        destage_tag = self.network.tag(f"{iteration}/{phase.label}/{UNAWAITED}destage")
         if size - dirty - front > 0:
             yield self.network.transfer(size - dirty - front, full_path, rate_cap=rate_cap, tag=tag, kind=kind)
         if front > 0:
@@ -717,8 +719,8 @@ class _Program:
         window = fs.rpc_window_Bps(layout, share)
         # Without an fsync the ranks do not wait for the write-back: it shares the targets
         # with the phase but does not set its time, so it does not name its bottleneck.
-        background = "" if phase.fsync else BACKGROUND
-        tag = self.network.tag(f"{iteration}/{phase.label}/{background}rpc-window")
+        unawaited = "" if phase.fsync else UNAWAITED
+        tag = self.network.tag(f"{iteration}/{phase.label}/{unawaited}rpc-window")
         device = self._device_requests(phase, layout, share, node)
         kind = _kind("write", device)
         if dirty > absorbed:
@@ -727,7 +729,7 @@ class _Program:
         if absorbed > 0:
             drives = fs.data_path(node, layout, share, "write", copy=False, network=False, **device)
             self.network.transfer(
-                absorbed, drives, tag=self.network.tag(f"{iteration}/{phase.label}/{background}destage"), kind=kind
+                absorbed, drives, tag=self.network.tag(f"{iteration}/{phase.label}/{UNAWAITED}destage"), kind=kind
             )
             path = fs.data_path(node, layout, share, "write", copy=False, disk=False)
             yield self.network.transfer(absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
@@ -864,8 +866,9 @@ def _background_workload(experiment: Experiment) -> WorkloadSpec | None:
 
 
 #: A tag's last part starts so for work a phase's ranks do not wait for (a buffered
-#: write's write-back without fsync): it is simulated, and left out of the attribution.
-BACKGROUND = "background-"
+#: write's write-back without fsync, the controllers' destaging): it is simulated, and
+#: left out of the attribution.
+UNAWAITED = "unawaited-"
 
 
 def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, float]]) -> list[PhaseAttribution]:
@@ -888,7 +891,7 @@ def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, flo
                 bucket[kind] += value
     for label, tag in network.tags.items():
         iteration, phase, cap_reason = label.split("/", 2)
-        if cap_reason.startswith(BACKGROUND):
+        if cap_reason.startswith(UNAWAITED):
             continue
         work = stats.limited_time[tag]
         bucket = moved[(int(iteration), phase)]
@@ -899,7 +902,7 @@ def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, flo
     labels = {tag: label for label, tag in network.tags.items()}
     for (tag, mechanism), reduced in stats.reduced_time.items():
         iteration, phase, cap_reason = labels[tag].split("/", 2)
-        if cap_reason.startswith(BACKGROUND):
+        if cap_reason.startswith(UNAWAITED):
             continue
         for index in np.flatnonzero(reduced[1:]):
             lowered[(int(iteration), phase)][kinds[index]][mechanism] += float(reduced[index + 1])

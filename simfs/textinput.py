@@ -77,3 +77,20 @@ def read_text_file(
 def _too_large(size: int, limit_bytes: int, kind: str) -> str:
     limit = f"{limit_bytes // MIB} MiB" if limit_bytes % MIB == 0 else f"{limit_bytes:,} bytes"
     return f"{size} bytes: more than the {limit} limit for {kind}"
+
+
+def edit_distance(first: str, second: str) -> int:
+    """Optimal string alignment distance (Levenshtein with swaps of neighbours): how many
+    insertions, deletions, substitutions and swaps of neighbouring letters make ``second``
+    of ``first``.  A typo is one or two."""
+    previous2: list[int] = []
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i]
+        for j, b in enumerate(second, 1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
+            if i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                cost = min(cost, previous2[j - 2] + 1)
+            current.append(cost)
+        previous2, previous = previous, current
+    return previous[-1]

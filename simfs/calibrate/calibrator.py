@@ -69,7 +69,7 @@ import pandas as pd
 from scipy.optimize import OptimizeResult, least_squares
 
 from simfs.calibrate.free import FreeParameter, declared_followers, declared_free_parameters, followed_values
-from simfs.errors import SimfsError
+from simfs.errors import ProfileError, SimfsError
 from simfs.filesystems import system_from_profile
 from simfs.ingest import fio
 from simfs.parallel import check_jobs, map_ordered
@@ -248,6 +248,14 @@ class ProfileCalibrator:
         self._evaluations = 0
         profile = self.system if isinstance(self.system, Profile) else load_profile(self.system)
         parameters = declared_free_parameters(profile, self.free)
+        for parameter in parameters:
+            # Checked for a fit only: a what-if (--set) may go beyond the bounds.  A fitted
+            # value on a bound is written with 6 significant digits, which may round past it.
+            if not parameter.lower * (1 - 1e-5) <= parameter.prior <= parameter.upper * (1 + 1e-5):
+                raise ProfileError(
+                    f"{profile.origin}: {parameter.name} = {parameter.prior:g} lies outside its bounds in "
+                    f"[calibration.free] [{parameter.lower:g}, {parameter.upper:g}]: widen them or change the value"
+                )
         # The profile as given is built once first: a mistake in it is then reported against
         # the file, not against the first trial's values (shown as --set overrides).
         system_from_profile(profile)

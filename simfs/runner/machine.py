@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import platform
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -86,32 +85,41 @@ def cpu_times() -> tuple[int, int, int, int]:
     return total - idle, total, fields[1], fields[7]
 
 
+def cpu_between(before: tuple[int, int, int, int], after: tuple[int, int, int, int]) -> dict[str, float]:
+    """The machine's CPU use between two :func:`cpu_times`: busy core-seconds (every
+    process), and of them the niced ones (another job at lower priority) and the stolen
+    ones (the hypervisor's), over a window of ``cpu_window_s`` on ``cpus`` cores."""
+    busy, total, nice, steal = (later - earlier for later, earlier in zip(after, before))
+    cpus = os.cpu_count() or 1
+    tick_s = 1 / os.sysconf("SC_CLK_TCK")
+    return {
+        "cpu_utilisation": busy / total if total > 0 else 0.0,
+        "cpu_busy_s": busy * tick_s,
+        "cpu_window_s": total * tick_s / cpus,
+        "cpus": cpus,
+        "cpu_nice_s": nice * tick_s,
+        "cpu_steal_s": steal * tick_s,
+    }
+
+
 def load_snapshot() -> dict[str, Any]:
-    """What the machine was doing as a run starts: the load averages and the CPU counters
-    :func:`load_during` measures the run's share of the machine from."""
+    """What the machine was doing as a run starts: the load averages, the runner's own
+    niceness and the CPU counters :func:`load_during` measures the run's share from."""
     try:
         averages = [float(value) for value in Path("/proc/loadavg").read_text().split()[:3]]
     except (OSError, ValueError):
         averages = []
-    return {"loadavg_at_start": averages, "ticks": cpu_times(), "wall": time.monotonic()}
+    return {"loadavg_at_start": averages, "runner_nice": os.nice(0), "ticks": cpu_times()}
 
 
 def load_during(start: dict[str, Any]) -> dict[str, Any]:
-    """The machine's CPU use from ``start`` (:func:`load_snapshot`) to now, for the run
-    record's ``machine.load``: busy core-seconds (the run's processes and anything else),
-    and of them the niced ones (another job at lower priority) and the stolen ones (the
-    hypervisor's); the load averages at the start count the runnable processes then.  A
-    miss on a machine that was not idle is read with these beside it."""
-    busy, total, nice, steal = (now - then for now, then in zip(cpu_times(), start["ticks"]))
-    tick_s = 1 / os.sysconf("SC_CLK_TCK")
-    window_s = time.monotonic() - start["wall"]
+    """``machine.load`` of a run record: the load averages and the runner's niceness at
+    ``start`` (:func:`load_snapshot`) and :func:`cpu_between` it and now.  A miss on a
+    machine that was not idle is read with these beside it."""
     return {
         "loadavg_at_start": start["loadavg_at_start"],
-        "window_s": window_s,
-        "cpu_busy_s": busy * tick_s,
-        "cpu_nice_s": nice * tick_s,
-        "cpu_steal_s": steal * tick_s,
-        "cpu_utilisation": busy / total if total > 0 else float("nan"),
+        "runner_nice": start["runner_nice"],
+        **cpu_between(start["ticks"], cpu_times()),
     }
 
 
@@ -120,16 +128,20 @@ def load_during(start: dict[str, Any]) -> dict[str, Any]:
 SHARED_CPU_SHARE = 0.05
 
 
-def shared_machine(capacity_core_s: float, nice_s: float, steal_s: float) -> str | None:
+def shared_machine(capacity_core_s: float, nice_s: float, steal_s: float, *, runner_niced: bool = False) -> str | None:
     """A line saying what else used the machine during a run (niced processes: another
     job at lower priority; stolen time: the hypervisor's), or None where that was under
-    :data:`SHARED_CPU_SHARE` of the run's ``capacity_core_s``.  Niced work mostly yields
-    (on 2026-11-28 the testbed's MooseFS CI point read at 22.3 MB/s beside an IO500 study
-    at nice 19 on both cores and at 22.2 with it stopped); stolen time takes cores
-    outright.  The line says what the machine ran, for whoever reads a miss; it excuses none."""
-    if capacity_core_s <= 0 or nice_s + steal_s <= SHARED_CPU_SHARE * capacity_core_s:
+    :data:`SHARED_CPU_SHARE` of the run's ``capacity_core_s``.  Where the run itself was
+    niced (``runner_niced``), its own processes are among the niced ones, and only stolen
+    time counts.  Niced work mostly yields (on 2026-11-28 the testbed's MooseFS CI point
+    read at 22.3 MB/s beside an IO500 study at nice 19 on both cores and at 22.2 with it
+    stopped); stolen time takes cores outright.  The line says what the machine ran, for
+    whoever reads a miss; it excuses none."""
+    others = steal_s + (0.0 if runner_niced else nice_s)
+    if capacity_core_s <= 0 or others <= SHARED_CPU_SHARE * capacity_core_s:
         return None
+    niced = "" if runner_niced else f"niced processes used {nice_s:.1f} core-s and "
     return (
-        f"the machine was shared during the run: niced processes used {nice_s:.1f} core-s and the "
-        f"hypervisor took {steal_s:.1f} s of the {capacity_core_s:.1f} core-s the run had"
+        f"the machine was shared during the run: {niced}the hypervisor took {steal_s:.1f} s "
+        f"of the {capacity_core_s:.1f} core-s the run had"
     )

@@ -102,12 +102,6 @@ def declared_free_parameters(profile: Profile, names: list[str] | None = None) -
         if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior > 0:
             # Fitted on a log scale: a prior of zero or below has no logarithm.
             raise ProfileError(f"{profile.origin}: {name}: a free parameter must be a positive number, got {prior!r}")
-        # A fitted value may sit on a bound to the last bit, after exp(log(bound)).
-        if not bounds[0] * (1 - 1e-9) <= prior <= bounds[1] * (1 + 1e-9):
-            raise ProfileError(
-                f"{profile.origin}: {name} = {prior:g} lies outside its bounds in [calibration.free] "
-                f"[{bounds[0]:g}, {bounds[1]:g}]: widen them or change the value"
-            )
         free.append(FreeParameter(name, float(bounds[0]), float(bounds[1]), float(prior)))
     return free
 

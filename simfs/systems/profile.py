@@ -19,7 +19,7 @@ from typing import Any
 
 from simfs.errors import ImplausibleValueWarning, ProfileError
 from simfs.systems import lustre_tunables
-from simfs.textinput import read_text_file
+from simfs.textinput import edit_distance, read_text_file
 
 #: A data rate below this (B/s) is warned about: no storage or network part is that slow,
 #: and ``150`` for ``150e6`` simulates silently at 0.000 GB/s otherwise.
@@ -226,24 +226,9 @@ def misspelling_of(key: str, candidates: list[str]) -> str | None:
     near = [
         candidate
         for candidate in candidates
-        if candidate.rpartition(".")[0] == table and _edits(candidate.rpartition(".")[2], name) <= 2
+        if candidate.rpartition(".")[0] == table and edit_distance(candidate.rpartition(".")[2], name) <= 2
     ]
     return near[0] if len(near) == 1 else None
-
-
-def _edits(first: str, second: str) -> int:
-    """Optimal string alignment distance (Levenshtein with swaps of neighbours)."""
-    previous2: list[int] = []
-    previous = list(range(len(second) + 1))
-    for i, a in enumerate(first, 1):
-        current = [i]
-        for j, b in enumerate(second, 1):
-            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
-            if i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
-                cost = min(cost, previous2[j - 2] + 1)
-            current.append(cost)
-        previous2, previous = previous, current
-    return previous[-1]
 
 
 def leaf_keys(data: dict[str, Any], prefix: str = "") -> list[str]:

@@ -24,7 +24,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from simfs.runner.machine import cpu_times
+from simfs.runner.machine import cpu_between, cpu_times
 from simfs.runner.records import RankPhase
 from simfs.testbed.network import TestbedNetwork
 from simfs.testbed.processes import Started, alive, stat_fields
@@ -121,24 +121,15 @@ class CpuSample:
     """The machine's and each recorded process's CPU time at one moment."""
 
     def __init__(self, processes: dict[str, Started]) -> None:
-        self.busy_ticks, self.total_ticks, self.nice_ticks, self.steal_ticks = cpu_times()
+        self.ticks = cpu_times()
         self.process_s = process_cpu_s(processes)
         self.switches = process_switches(processes)
 
     def until(self, later: CpuSample) -> dict:
         """The record's CPU fields for the time from this sample to ``later``."""
-        ticks = later.total_ticks - self.total_ticks
-        busy = later.busy_ticks - self.busy_ticks
-        cpus = os.cpu_count() or 1
-        tick_s = 1 / os.sysconf("SC_CLK_TCK")
         return {
-            "cpu_utilisation": busy / ticks if ticks > 0 else 0.0,
-            "cpu_busy_s": busy * tick_s,
-            "cpu_window_s": ticks * tick_s / cpus,
-            "cpus": cpus,
             # Inside the busy time: niced processes (not the testbed's) and stolen time.
-            "cpu_nice_s": (later.nice_ticks - self.nice_ticks) * tick_s,
-            "cpu_steal_s": (later.steal_ticks - self.steal_ticks) * tick_s,
+            **cpu_between(self.ticks, later.ticks),
             "cpu_by_process_s": {
                 name: round(seconds - self.process_s[name], 6)
                 for name, seconds in later.process_s.items()

@@ -134,9 +134,13 @@ def _shared(path: Path) -> str | None:
     """What else used the machine during the run at ``path`` (``machine.load``, recorded
     since 2026-11-28), if it was not idle."""
     try:
-        machine = json.loads(path.read_text(encoding="utf-8"))["machine"]
-        load = machine["load"]
-        line = shared_machine(load["window_s"] * machine["cores"], load["cpu_nice_s"], load["cpu_steal_s"])
+        load = json.loads(path.read_text(encoding="utf-8"))["machine"]["load"]
+        line = shared_machine(
+            load["cpu_window_s"] * load["cpus"],
+            load["cpu_nice_s"],
+            load["cpu_steal_s"],
+            runner_niced=load.get("runner_nice", 0) > 0,
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return f"{path}: {line}" if line else None

@@ -3,11 +3,11 @@ each failure a WorkloadError naming the tool and the option as the user wrote it
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from simfs.errors import WorkloadError
+from simfs.textinput import edit_distance
 from simfs.units import parse_ior_size
 
 
@@ -121,14 +121,10 @@ def scan_options(
     return seen, values
 
 
-#: The POSIX backend's options that IOR and mdtest 3.3-4.0 take (``aiori-POSIX.c``) and
-#: the IO500 archive's command lines use: only ``--posix.odirect`` changes what simfs
-#: models or runs; the GPFS hints are noted.
+#: POSIX backend options of IOR and mdtest that the IO500 archive's command lines use
+#: (``--posix.odirect``, IOR 3.3 on, is a flag of its own; the GPFS hints are noted).
 POSIX_BACKEND_OPTIONS = (
     "--posix.odirect",
-    "--posix.rangelocks",
-    "--posix.gpfs.hintaccess",
-    "--posix.gpfs.releasetoken",
     "--posix.gpfs.finegrainwritesharing",
     "--posix.gpfs.finegrainreadsharing",
     "--posix.gpfs.createsharing",
@@ -136,14 +132,15 @@ POSIX_BACKEND_OPTIONS = (
 
 
 def _check_posix_spelling(tool: str, name: str) -> None:
-    """A ``--posix.`` option one letter or so from a real one is a typo, not a hint of a
-    backend simfs leaves to it: IOR itself refuses it, and taking it as a hint would run
-    (or simulate) buffered I/O where ``--posix.odirect`` was meant."""
+    """A ``--posix.`` option a letter or two (:func:`~simfs.textinput.edit_distance`) from
+    one of :data:`POSIX_BACKEND_OPTIONS` is a typo, not a hint of a backend simfs leaves to
+    it: IOR itself refuses it, and taking it as a hint would run (or simulate) buffered I/O
+    where ``--posix.odirect`` was meant.  Others (``--posix.lustre.stripecount``) are hints."""
     if not name.startswith("--posix.") or name in POSIX_BACKEND_OPTIONS:
         return
-    close = difflib.get_close_matches(name, POSIX_BACKEND_OPTIONS, n=1, cutoff=0.8)
-    if close:
-        raise WorkloadError(f"{tool}: unknown option {name} (did you mean {close[0]}?)")
+    near = [known for known in POSIX_BACKEND_OPTIONS if edit_distance(name, known) <= 2]
+    if near:
+        raise WorkloadError(f"{tool}: unknown option {name} (did you mean {near[0]}?)")
 
 
 def _backend_option(tool: str, arg: str) -> str:

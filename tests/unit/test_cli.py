@@ -217,6 +217,9 @@ def test_a_sweep_fills_the_names_its_workload_gives_in_braces():
         simfs.sweep("crtdc-lfs5", template, {"nodes": [1, 2]})
     with pytest.raises(SimfsError, match=r"invalid size '1x'.*\(--vary transfer=1x\)"):
         simfs.sweep("crtdc-lfs5", template, {"transfer": ["64k", "1x"]})
+    # A setting named in braces is filled in and still set; values may come from an iterator.
+    named = simfs.sweep("crtdc-lfs3", "ior -a POSIX -F -t 1m -b 16m -w -o /scratch/{nodes}/f", {"nodes": iter([1, 4])})
+    assert list(named["nodes"]) == [1, 4] and named["agg_bw_Bps"].iloc[1] > 3 * named["agg_bw_Bps"].iloc[0]
     # Without the braces, the name is looked for among settings and profile fields.
     with pytest.raises(
         SimfsError, match=r"transfer: unknown field; a workload option is varied by naming it in braces"

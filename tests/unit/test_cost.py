@@ -26,8 +26,9 @@ def test_file_per_process_runs_cost_what_their_clients_do():
     assert large.seconds == pytest.approx(10 * small.seconds, rel=1e-9)
 
 
-def test_a_hundred_thousand_clients_are_not_refused():
+def test_a_hundred_thousand_clients_are_not_refused(monkeypatch):
     # 196 s of CPU measured (docs/performance.md); the old estimate said 16 hours.
+    monkeypatch.setattr(cost, "_memory_bytes", lambda: 25e9)  # this VM's: the run peaked at 1.15 GB
     estimate = lfs5_estimate(100_000)
     assert estimate.seconds < cost.MAX_ESTIMATED_SECONDS / 4
     cost.check(estimate)

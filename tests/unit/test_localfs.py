@@ -161,7 +161,13 @@ def test_validate_live_says_when_the_run_shared_its_machine(tmp_path):
 
     record = json.loads((LIVE / "vm-disk" / "disk-buffered.json").read_text())
     # 10 s on 2 cores, of which a niced job took 6 core-s (recorded since 2026-11-28).
-    record["machine"]["load"] = {"window_s": 10.0, "cpu_busy_s": 18.0, "cpu_nice_s": 6.0, "cpu_steal_s": 0.0}
+    record["machine"]["load"] = {
+        "cpu_window_s": 10.0,
+        "cpus": 2,
+        "cpu_busy_s": 18.0,
+        "cpu_nice_s": 6.0,
+        "cpu_steal_s": 0.0,
+    }
     shared = tmp_path / "shared.json"
     shared.write_text(json.dumps(record))
     with pytest.warns(LiveMismatchWarning, match=r"shared during the run: niced processes used 6.0 core-s"):

@@ -246,7 +246,7 @@ def test_json_record_and_traces(tmp_path):
     assert record["simfs_run"] == 1 and record["status"] == "ok"
     assert record["machine"]["target"]["fs_type"] and record["machine"]["cores"] >= 1
     load = record["machine"]["load"]  # what else the machine did meanwhile, to read a miss by
-    assert len(load["loadavg_at_start"]) == 3 and load["window_s"] > 0
+    assert len(load["loadavg_at_start"]) == 3 and load["cpu_window_s"] > 0 and load["runner_nice"] == os.nice(0)
     assert 0 <= load["cpu_nice_s"] + load["cpu_steal_s"] <= load["cpu_busy_s"]
     assert record["workload"] == "ior -F -t 64k -b 1m -w -r"
     trace = (tmp_path / "trace.csv").read_text().splitlines()
@@ -307,6 +307,14 @@ def test_parquet_without_pyarrow_is_refused_before_the_run(tmp_path, monkeypatch
 def test_workloads_the_runner_refuses(command, message):
     with pytest.raises(WorkloadError, match=message):
         plan_workload(command)
+
+
+def test_a_posix_option_far_from_every_known_one_is_a_hint_not_a_typo():
+    from simfs.workloads import parse_workload
+
+    # Six edits from --posix.gpfs.hintaccess: GPFS's hints file, noted as any hint.
+    notes = parse_workload("ior -t 1m -b 16m -w --posix.gpfs.hintsFile=/etc/hints").notes
+    assert any("--posix.gpfs.hintsFile: POSIX backend hints, not modelled" in note for note in notes)
 
 
 def test_the_runner_takes_posix_odirect_as_its_one_backend_option():
@@ -434,7 +442,7 @@ def test_mpi_backend_runs_the_ranks_and_reports_once(tmp_path, ranks):
     assert done.stdout.count("Summary of all tests:") == 1  # rank 0 alone prints
     saved = json.loads(record.read_text())
     assert saved["backend"] == "mpi" and saved["ranks"] == ranks and saved["status"] == "ok"
-    assert saved["machine"]["load"]["window_s"] > 0  # the reporter's host
+    assert saved["machine"]["load"]["cpu_window_s"] > 0  # the reporter's host
     assert [p["op"] for p in saved["phases"]] == ["write", "read"]
     assert all(p["bytes"] == ranks * (2 << 20) for p in saved["phases"])
     assert _left(target) == []

@@ -344,26 +344,17 @@ def test_a_probe_whose_child_fails_raises_and_leaves_the_process_as_it_was():
     assert os.sched_getaffinity(0) == allowed
 
 
-def _record_script():
-    import importlib.util
-    import sys
-
-    path = Path(__file__).resolve().parents[2] / "validation" / "testbed" / "record.py"
-    spec = importlib.util.spec_from_file_location("testbed_record", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize(
-    ("nice_s", "steal_s", "shared"),
-    [(0.0, 0.0, False), (1.9, 0.0, False), (0.0, 2.1, True), (15.0, 0.3, True)],
+    ("nice_s", "steal_s", "runner_niced", "shared"),
+    [(0.0, 0.0, False, False), (1.9, 0.0, False, False), (0.0, 2.1, False, True), (15.0, 0.3, False, True)]
+    + [(15.0, 0.3, True, False), (15.0, 2.1, True, True)],  # a niced run's own processes are niced
 )
-def test_the_ci_series_says_when_the_machine_was_shared(nice_s, steal_s, shared):
+def test_a_run_says_when_its_machine_was_shared(nice_s, steal_s, runner_niced, shared):
+    from simfs.runner.machine import shared_machine
+
     # 20 s on 2 cores: 40 core-s, of which 5% is 2 core-s.
-    testbed = {"cpu_window_s": 20.0, "cpus": 2, "cpu_nice_s": nice_s, "cpu_steal_s": steal_s}
-    line = _record_script()._shared_machine(testbed)
+    line = shared_machine(40.0, nice_s, steal_s, runner_niced=runner_niced)
     assert (line is not None) == shared
     if shared:
-        assert f"niced processes used {nice_s:.1f} core-s" in line and "of the 40.0 core-s" in line
+        assert f"the hypervisor took {steal_s:.1f} s of the 40.0 core-s" in line
+        assert ("niced processes" in line) != runner_niced
