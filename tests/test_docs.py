@@ -113,7 +113,12 @@ def shown_output_differs(shown: list[str], printed: str) -> str | None:
 
 #: Examples that run the whole validation or a calibration: minutes each, so they run in
 #: the slow suite (``pytest -m slow``, which .ci/run runs too), not the default one.
-SLOW = ("simfs validate validation/", "simfs calibrate ")
+SLOW = (
+    "simfs validate validation/",
+    "simfs calibrate ",
+    # tcp-incast.md: TCP loss recovery played out at eight points, 44 s.
+    'simfs sweep --system crtdc-lfs5 --workload "dd if=f of=/dev/null bs=1M count=2000" --vary stripe_count=1,2,4,8',
+)
 
 
 @functools.cache

@@ -89,6 +89,7 @@ def calibrator(**kwargs) -> ProfileCalibrator:
     return ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=bootstrap, **kwargs)
 
 
+@pytest.mark.slow  # four whole fits of 20 refits each: 35 s (the default run's budget, README)
 # Three drawn examples (and the one below): each is a whole fit with 20 bootstrap refits.
 @settings(max_examples=3, deadline=None)
 @given(copy_read=st.floats(8e7, 3.5e8), disk=st.floats(1e8, 3e8))
@@ -120,6 +121,7 @@ def test_fit_twice_gives_the_same_result():
     assert refit.params_ == second.params_
 
 
+@pytest.mark.slow  # three bootstraps: 18 s
 def test_same_seed_same_bootstrap_and_seed_matters():
     data = synthetic(2e8, 1.2e8)
     a = calibrator(seed=4).fit(data).bootstrap_samples_
@@ -129,6 +131,7 @@ def test_same_seed_same_bootstrap_and_seed_matters():
     assert not np.array_equal(a, c)
 
 
+@pytest.mark.slow  # a Dask cluster and processes: 16 s
 def test_bootstrap_refits_in_processes_or_on_dask_give_the_same_intervals():
     # The noise is drawn up front from the seed; each refit is independent, so where it
     # runs changes nothing.

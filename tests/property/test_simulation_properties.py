@@ -99,6 +99,7 @@ def test_more_capacity_never_slows_a_symmetric_run(run):
     assert (after["time_s"].values <= before["time_s"].values * (1 + 1e-9)).all(), (field, factor)
 
 
+@pytest.mark.slow  # request-level metadata runs in pairs: 15 s
 @settings(max_examples=30, deadline=None)
 @given(
     name=st.sampled_from(sorted(SYSTEMS)),

@@ -109,6 +109,7 @@ def test_bad_arguments_are_refused(senders, per_sender, link, buffer, rto):
         play_fan_in(senders, per_sender, link, buffer, rto)
 
 
+@pytest.mark.slow  # plays thousands of rounds: 14 s
 def test_rounds_played_scale_with_the_segments_of_a_round():
     short = play_fan_in(2, MSS_BYTES, LINK_Bps, 1 << 20, 0.2)
     long = play_fan_in(2, 1 << 20, LINK_Bps, 1 << 20, 0.2)
