@@ -65,33 +65,36 @@ def load_workload(workload: WorkloadLike) -> WorkloadSpec:
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def sweep_workloads(workload: WorkloadLike, vary: Mapping[str, Iterable[Any]]) -> dict[str, WorkloadSpec]:
-    """A swept workload per combination of the values of the keys its command line names
-    in braces (``"ior -t {transfer} -b 64m"`` with ``vary={"transfer": ["64k", "1m"]}``),
-    each parsed (so a bad value is refused before any point runs); the command line itself
-    where it names none.  A name in braces that is not varied is an error."""
-    if not isinstance(workload, str) or not _PLACEHOLDER.search(workload):
-        return {"": load_workload(workload)}
-    names = list(dict.fromkeys(_PLACEHOLDER.findall(workload)))
+def workload_names(workload: WorkloadLike) -> list[str]:
+    """The names a swept workload's command line gives in braces, in order."""
+    return list(dict.fromkeys(_PLACEHOLDER.findall(workload))) if isinstance(workload, str) else []
+
+
+def sweep_workloads(workload: WorkloadLike, vary: Mapping[str, list[Any]]) -> dict[tuple, WorkloadSpec]:
+    """The swept workload for each combination of values of the names its command line
+    gives in braces (``"ior -t {transfer} -b 64m"`` with ``vary={"transfer": ["64k",
+    "1m"]}``), keyed by those values in :func:`workload_names` order (``()`` where it names
+    none), each parsed, so a bad value is refused before any point runs.  A name in braces
+    that is not varied is an error."""
+    names = workload_names(workload)
     missing = [name for name in names if name not in vary]
     if missing:
         raise SimfsError(
             f"sweep: the workload names {{{missing[0]}}}: give its values with --vary {missing[0]}=V1,V2,..."
         )
     specs = {}
-    for values in itertools.product(*(list(vary[name]) for name in names)):
+    for values in itertools.product(*(vary[name] for name in names)):
         setting = dict(zip(names, values))
-        text = _filled(workload, names, setting)
         try:
-            specs[text] = load_workload(text)
+            specs[values] = load_workload(_fill(workload, setting) if names else workload)
         except SimfsError as exc:
             shown = ", ".join(f"{name}={value}" for name, value in setting.items())
             raise type(exc)(f"{exc} (--vary {shown})") from None
     return specs
 
 
-def _filled(workload: str, names: list[str], point: Mapping[str, Any]) -> str:
-    return _PLACEHOLDER.sub(lambda match: str(point[match.group(1)]), workload) if names else ""
+def _fill(workload: str, setting: Mapping[str, Any]) -> str:
+    return _PLACEHOLDER.sub(lambda match: str(setting[match.group(1)]), workload)
 
 
 def simulate(
@@ -209,10 +212,9 @@ def sweep(
         if not values:
             raise SimfsError(f"sweep: --vary {key}: no values")
     specs = sweep_workloads(workload, dict(zip(keys, value_lists)))
-    named = set(_PLACEHOLDER.findall(workload)) if isinstance(workload, str) else set()
-    in_workload = [key for key in keys if key in named]
+    names = workload_names(workload)
     # A setting named in braces (-o /scratch/{nodes}/f) is filled in and still set.
-    workload_only = {key for key in in_workload if key not in EXPERIMENT_KEYS}
+    workload_only = {name for name in names if name not in EXPERIMENT_KEYS}
     base_experiment, base_profile = split_overrides(overrides)
     profile = system if isinstance(system, (Profile, FileSystem)) else load_profile(system)
     systems: dict[tuple, FileSystem] = {}
@@ -224,7 +226,7 @@ def sweep(
     planned = []
     for point in points:
         setting = dict(zip(keys, point))
-        spec = specs[_filled(str(workload), in_workload, setting)]
+        spec = specs[tuple(setting[name] for name in names)]
         experiment_part, profile_part = split_overrides({k: v for k, v in setting.items() if k not in workload_only})
         profile_overrides = {**base_profile, **profile_part}
         cache_key = tuple(sorted((k, repr(v)) for k, v in profile_overrides.items()))
@@ -233,7 +235,7 @@ def sweep(
                 systems[cache_key] = load_system(profile, profile_overrides)
             except SimfsError as exc:
                 unknown = next((key for key in profile_part if f": {key}: unknown field" in str(exc)), None)
-                if unknown is None or not _PLACEHOLDER.fullmatch("{" + unknown + "}") or "did you mean" in str(exc):
+                if unknown is None or not unknown.isidentifier() or "did you mean" in str(exc):
                     raise
                 raise type(exc)(
                     f"{exc}; a workload option is varied by naming it in braces in the command line "

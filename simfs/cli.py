@@ -572,7 +572,7 @@ def _simulate_io500(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from pandas.api.types import is_numeric_dtype as pd_numeric
 
-    from simfs.api import sweep, sweep_workloads
+    from simfs.api import sweep, sweep_workloads, workload_names
     from simfs.report.tables import mark_peaks, render_text, wide_table
 
     vary: dict[str, list[str]] = {}
@@ -582,8 +582,8 @@ def _sweep(args: argparse.Namespace) -> int:
             raise SimfsError(f"--vary {key}: expected one or more comma-separated values")
         vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
     overrides = _overrides(args)
-    specs = sweep_workloads(args.workload, vary)  # fail on a bad command line before any work
-    if args.measured and next(iter(specs)):  # keyed "" where the command line names nothing
+    sweep_workloads(args.workload, vary)  # fail on a bad command line before any work
+    if args.measured and workload_names(args.workload):
         raise SimfsError(
             "--measured: a validation case is of one command line, and this workload names values in "
             "braces: sweep the case's own command line"

@@ -45,19 +45,22 @@ def _request_level_possible(system: FileSystem, experiment: Experiment) -> bool:
     return experiment.mode != "fluid" and system.lock_policy() is not None and system.mechanisms["extent_locks"]
 
 
+def _stripe_count(system: FileSystem, experiment: Experiment) -> int:
+    """The stripe objects of each file: ``overstripe_count``, else ``stripe_count`` (the
+    profile's without one, -1 for every target)."""
+    if experiment.overstripe_count is not None:
+        return experiment.overstripe_count
+    stripe_count = system.io.stripe_count if experiment.stripe_count is None else experiment.stripe_count
+    return system.target_count if stripe_count == -1 else stripe_count
+
+
 def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experiment) -> cost.Cost:
     """What simulating ``workload`` on ``system`` will cost (:mod:`simfs.cost`)."""
     background = _background_workload(experiment)
     all_nodes = experiment.nodes + (experiment.background_nodes if background else 0)
     request_level = _request_level_possible(system, experiment)
-    # The stripes as run() resolves them (it refuses impossible ones; the estimate may come
-    # first, as a sweep's does).
-    if experiment.overstripe_count is not None:
-        stripe_count = experiment.overstripe_count
-    else:
-        stripe_count = system.io.stripe_count if experiment.stripe_count is None else experiment.stripe_count
-        stripe_count = system.target_count if stripe_count == -1 else stripe_count
-    layout = {"stripe_count": max(1, stripe_count), "server_count": max(1, system.server_count)}
+    # run() refuses impossible stripes; the estimate may come first, as a sweep's does.
+    layout = {"stripe_count": max(1, _stripe_count(system, experiment)), "server_count": max(1, system.server_count)}
     main = cost.estimate(
         experiment.ranks,
         experiment.nodes,
@@ -124,15 +127,13 @@ def run(
             f"nodes: {system.name} has {system.client_count} client nodes, asked for {all_nodes} "
             "(raise client.count with --set to model a larger cluster)"
         )
-    stripe_count = io.stripe_count if experiment.stripe_count is None else experiment.stripe_count
-    stripe_count = system.target_count if stripe_count == -1 else stripe_count
+    stripe_count = _stripe_count(system, experiment)
     if experiment.overstripe_count is not None:
         if not system.OVERSTRIPING:
             raise ExperimentError(
                 f"overstripe_count: {system.name} is {system.FILESYSTEM}, which has no overstriping "
                 "(Lustre's lfs setstripe -C); use stripe_count"
             )
-        stripe_count = experiment.overstripe_count
     elif stripe_count > system.target_count:
         raise ExperimentError(
             f"stripe_count: {stripe_count} is more than the {system.target_count} OSTs of {system.name}"
@@ -687,7 +688,7 @@ class _Program:
         drives = fs.data_path(node, layout, share, "write", copy=False, network=False, **device)
         # Destaging from the controllers' caches runs behind the ranks (even an fsync waits
         # for the write-back only): simulated, and not the phase's bottleneck.
-        destage_tag = self.network.tag(f"{iteration}/{phase.label}/{UNAWAITED}destage")
+        destage_tag = self.network.tag(f"{iteration}/{phase.label}/destage", awaited=False)
         if size - dirty - front > 0:
             yield self.network.transfer(size - dirty - front, full_path, rate_cap=rate_cap, tag=tag, kind=kind)
         if front > 0:
@@ -719,8 +720,7 @@ class _Program:
         window = fs.rpc_window_Bps(layout, share)
         # Without an fsync the ranks do not wait for the write-back: it shares the targets
         # with the phase but does not set its time, so it does not name its bottleneck.
-        unawaited = "" if phase.fsync else UNAWAITED
-        tag = self.network.tag(f"{iteration}/{phase.label}/{unawaited}rpc-window")
+        tag = self.network.tag(f"{iteration}/{phase.label}/rpc-window", awaited=phase.fsync)
         device = self._device_requests(phase, layout, share, node)
         kind = _kind("write", device)
         if dirty > absorbed:
@@ -729,7 +729,7 @@ class _Program:
         if absorbed > 0:
             drives = fs.data_path(node, layout, share, "write", copy=False, network=False, **device)
             self.network.transfer(
-                absorbed, drives, tag=self.network.tag(f"{iteration}/{phase.label}/{UNAWAITED}destage"), kind=kind
+                absorbed, drives, tag=self.network.tag(f"{iteration}/{phase.label}/destage", awaited=False), kind=kind
             )
             path = fs.data_path(node, layout, share, "write", copy=False, disk=False)
             yield self.network.transfer(absorbed, path, rate_cap=window, tag=tag, kind=WRITE)
@@ -865,12 +865,6 @@ def _background_workload(experiment: Experiment) -> WorkloadSpec | None:
     return replace(spec, phases=phases)
 
 
-#: A tag's last part starts so for work a phase's ranks do not wait for (a buffered
-#: write's write-back without fsync, the controllers' destaging): it is simulated, and
-#: left out of the attribution.
-UNAWAITED = "unawaited-"
-
-
 def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, float]]) -> list[PhaseAttribution]:
     """Flow-seconds per (iteration, phase) spent limited by each kind of resource or cap,
     and the seconds its requests spent in each part of the request-level models."""
@@ -889,10 +883,12 @@ def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, flo
         for kind, value in seconds.items():
             if value > 0:
                 bucket[kind] += value
+    # Work the ranks do not wait for (network.tag's awaited=False) sets no phase's time.
+    unawaited = network.unawaited_tags
     for label, tag in network.tags.items():
-        iteration, phase, cap_reason = label.split("/", 2)
-        if cap_reason.startswith(UNAWAITED):
+        if tag in unawaited:
             continue
+        iteration, phase, cap_reason = label.split("/", 2)
         work = stats.limited_time[tag]
         bucket = moved[(int(iteration), phase)]
         if work[0] > 0:
@@ -901,9 +897,9 @@ def _attribution(network: FluidNetwork, request_seconds: dict[str, dict[str, flo
             bucket[kinds[index]] += float(work[index + 1])
     labels = {tag: label for label, tag in network.tags.items()}
     for (tag, mechanism), reduced in stats.reduced_time.items():
-        iteration, phase, cap_reason = labels[tag].split("/", 2)
-        if cap_reason.startswith(UNAWAITED):
+        if tag in unawaited:
             continue
+        iteration, phase, _ = labels[tag].split("/", 2)
         for index in np.flatnonzero(reduced[1:]):
             lowered[(int(iteration), phase)][kinds[index]][mechanism] += float(reduced[index + 1])
     return [

@@ -218,6 +218,7 @@ class FluidNetwork:
         self._record_timeline = record_timeline
         self._timeline: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
         self._tags: dict[str, int] = {}
+        self._unawaited: set[int] = set()
         self._pending: list[Flow] = []
         self._load_dependent: list[Resource] = []
         self._load_rows = np.zeros(0, dtype=np.int64)
@@ -346,16 +347,24 @@ class FluidNetwork:
         for resource in resources:
             self.add(resource)
 
-    def tag(self, label: str) -> int:
-        """A small integer for ``label``; flows with a tag are attributed together."""
+    def tag(self, label: str, *, awaited: bool = True) -> int:
+        """A small integer for ``label``; flows with a tag are attributed together.  Flows
+        whose processes nobody waits for (a write-back without fsync, a destage) are tagged
+        ``awaited=False``: simulated alike, listed in :attr:`unawaited_tags`."""
         if label not in self._tags:
             self._tags[label] = len(self._tags)
             self._stats.limited_time[self._tags[label]] = np.zeros(len(self._capacity) + 1)
+            if not awaited:
+                self._unawaited.add(self._tags[label])
         return self._tags[label]
 
     @property
     def tags(self) -> dict[str, int]:
         return dict(self._tags)
+
+    @property
+    def unawaited_tags(self) -> frozenset[int]:
+        return frozenset(self._unawaited)
 
     # -- the process-facing API ---------------------------------------------------------
     def transfer(

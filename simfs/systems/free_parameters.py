@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.errors import ProfileError
-from simfs.systems.profile import Profile, leaf_keys, misspelling_of
+from simfs.systems.profile import Profile
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def declared_free_parameters(profile: Profile, names: list[str] | None = None) -
         if not profile.has(name):
             raise ProfileError(
                 f"{profile.origin}: calibration.free names {name}, which the profile does not set"
-                + _set_instead(profile, name)
+                + profile.misspelt_note(name)
             )
         prior = profile.raw(name)
         if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior > 0:
@@ -104,10 +104,3 @@ def declared_free_parameters(profile: Profile, names: list[str] | None = None) -
             raise ProfileError(f"{profile.origin}: {name}: a free parameter must be a positive number, got {prior!r}")
         free.append(FreeParameter(name, float(bounds[0]), float(bounds[1]), float(prior)))
     return free
-
-
-def _set_instead(profile: Profile, name: str) -> str:
-    """``" (it sets machine.copy_writes_Bps: a typo?)"`` for the profile's field a letter
-    or two from ``name``, if there is one."""
-    typo = misspelling_of(name, leaf_keys(profile.data))
-    return f" (it sets {typo}: a typo?)" if typo else ""

@@ -122,7 +122,7 @@ class Profile:
         value = self._lookup(key)
         if value is _MISSING:
             if default is _MISSING:
-                raise ProfileError(f"{self._origin}: missing field {key}{self._set_instead(key)}")
+                raise ProfileError(f"{self._origin}: missing field {key}{self.misspelt_note(key)}")
             return default
         self._read.add(key)
         return value
@@ -200,10 +200,11 @@ class Profile:
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
         return f" (did you mean {close[0]}?)" if close else ""
 
-    def _set_instead(self, key: str) -> str:
+    def misspelt_note(self, key: str) -> str:
         """``" (the profile sets machine.copy_raed_Bps: a typo?)"`` for a field the profile
         sets and no accessor asked for, in the same table and a letter or two from ``key``
-        (:func:`misspelling_of`): a misspelt field is then named where it is first missed."""
+        (:func:`misspelling_of`), so that a misspelt field is named where it is first
+        missed; ``""`` where there is none."""
         unasked = [leaf for leaf in leaf_keys(self._data) if leaf not in self._asked]
         typo = misspelling_of(key, unasked)
         return f" (the profile sets {typo}: a typo?)" if typo else ""

@@ -44,13 +44,19 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
         None,
     )
     for path in runs:
+        try:
+            machine = json.loads(Path(path).read_text(encoding="utf-8"))["machine"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # read_measurements has already refused what cannot be read
+        if not isinstance(machine, dict):
+            continue
         for mismatch in (
-            _other_file_system(Path(path), built),
-            _other_cpu(Path(path), recorded_cpu, built),
-            _shared(Path(path)),
+            _other_file_system(machine, built),
+            _other_cpu(machine, recorded_cpu, built),
+            _shared(machine),
         ):
             if mismatch:
-                warnings.warn(mismatch, LiveMismatchWarning, stacklevel=2)
+                warnings.warn(f"{path}: {mismatch}", LiveMismatchWarning, stacklevel=2)
     predictor = Predictor(built, profile)
     rows, records = [], {}
     for point in points:
@@ -78,7 +84,8 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
 
 
 class LiveMismatchWarning(UserWarning):
-    """A run record is of another kind of file system than the profile models."""
+    """A run record is not of what the profile describes: another file system, another
+    CPU, or a machine other jobs shared."""
 
 
 #: The ``fs_type`` (``/proc/mounts``) a run on each modelled file system reports; a local
@@ -93,57 +100,47 @@ _MOUNT_TYPES = {
 }
 
 
-def _other_file_system(path: Path, system: object) -> str | None:
-    """Why the run record at ``path`` is not of the file system ``system`` models, or None
-    where it is (or the record does not say)."""
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        mounted = record["machine"]["target"]["fs_type"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # read_measurements has already refused what cannot be read
+def _other_file_system(machine: dict, system: object) -> str | None:
+    """Why a run record's ``machine`` is not on the file system ``system`` models, or
+    None where it is (or the record does not say)."""
+    target = machine.get("target")
+    mounted = target.get("fs_type") if isinstance(target, dict) else None
     kind = getattr(system, "FILESYSTEM", "")
     expected = {getattr(system, "fs_type", "")} if kind == "local" else _MOUNT_TYPES.get(kind, set())
     if not expected or not mounted or mounted in expected:
         return None
     models = f"{kind} ({getattr(system, 'fs_type', '')})" if kind == "local" else kind
-    return (
-        f"{path}: the run was on {mounted} (machine.target.fs_type) and {system.name} models {models}: "
-        "this compares two different systems"
-    )
+    return f"the run was on {mounted} (machine.target.fs_type) and {system.name} models {models}: this compares two different systems"
 
 
-def _other_cpu(path: Path, recorded: object, system: object) -> str | None:
-    """Why the run at ``path`` ran on another CPU than the one the profile's CPU-bound
+def _other_cpu(machine: dict, recorded: object, system: object) -> str | None:
+    """Why a run record's ``machine`` has another CPU than the one the profile's CPU-bound
     rates were measured on (``machine.recorded.cpu_model``, ``host.recorded.cpu_model``),
     or None."""
-    if not isinstance(recorded, str) or not recorded:
-        return None
-    try:
-        ran_on = json.loads(path.read_text(encoding="utf-8"))["machine"]["cpu_model"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(ran_on, str) or not ran_on or ran_on == recorded:
+    ran_on = machine.get("cpu_model")
+    if not isinstance(recorded, str) or not recorded or not isinstance(ran_on, str) or ran_on in ("", recorded):
         return None
     return (
-        f"{path}: the run was on {ran_on} (machine.cpu_model) and {system.name}'s CPU costs and copy rates "
+        f"the run was on {ran_on} (machine.cpu_model) and {system.name}'s CPU costs and copy rates "
         f"were measured on {recorded}: whatever the cores bind is another machine's"
     )
 
 
-def _shared(path: Path) -> str | None:
-    """What else used the machine during the run at ``path`` (``machine.load``, recorded
-    since 2026-11-28), if it was not idle."""
+def _shared(machine: dict) -> str | None:
+    """What else used the machine during the run (``machine.load``, recorded since
+    2026-11-28), if it was not idle."""
+    load = machine.get("load")
+    if not isinstance(load, dict):
+        return None
     try:
-        load = json.loads(path.read_text(encoding="utf-8"))["machine"]["load"]
-        line = shared_machine(
+        return shared_machine(
             load["cpu_window_s"] * load["cpus"],
             load["cpu_nice_s"],
             load["cpu_steal_s"],
             runner_niced=load.get("runner_nice", 0) > 0,
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         return None
-    return f"{path}: {line}" if line else None
 
 
 def _measured_cpu_busy(records: dict[str, object], run: str, phase: str) -> float:

@@ -378,7 +378,7 @@ MISSPELT = [
     (
         ("copy_read_Bps = 5.0e9", "copy_raed_Bps = 5.0e9"),
         "calibrate",
-        "which the profile does not set (it sets machine.copy_raed_Bps: a typo?)",
+        "which the profile does not set (the profile sets machine.copy_raed_Bps: a typo?)",
     ),
     (('kind = "ssd"', 'kind = "sdd"'), "calibrate", "vm-disk.toml: device.kind: expected one of"),
     (("read_Bps = 1", "read_Bps = -1"), "calibrate", "device.read_Bps: a free parameter must be a positive number"),
