@@ -14,6 +14,10 @@ clients (least squares on the logs; 1 is linear).  Medians of ``--repeat`` runs.
 
     .venv/bin/python benchmarks/bench_scale.py                         # 1,000 .. 10,000 clients
     .venv/bin/python benchmarks/bench_scale.py --clients 10000 100000  # the issue's larger sizes
+    .venv/bin/python benchmarks/bench_scale.py --completion-tolerance 1e-4  # coalesced ends
+
+With ``--completion-tolerance`` each size also runs once exactly and reports that run's
+CPU time and solves and the largest change of a phase's aggregate rate from it.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ IOR = "ior -a POSIX -F -t 1m -b 1g"
 CLIENTS_PER_OSS = 40
 
 
-def one(clients: int) -> dict:
+def one(clients: int, completion_tolerance: float = 0.0) -> dict:
     """Run one size in this process and return what the parent reports."""
     import simfs
     from simfs.engine import network as network_module
@@ -48,9 +52,17 @@ def one(clients: int) -> dict:
     network_module.FluidNetwork.__init__ = keep
     overrides = {"oss.count": max(1, clients // CLIENTS_PER_OSS), "client.count": clients}
     # force: simfs.cost refuses runs it estimates beyond an hour; measuring them is the point.
-    result = simfs.simulate("crtdc-lfs5", IOR, nodes=clients, overrides=overrides, force=True)
+    result = simfs.simulate(
+        "crtdc-lfs5",
+        IOR,
+        nodes=clients,
+        overrides=overrides,
+        force=True,
+        completion_tolerance=completion_tolerance,
+    )
     stats = networks[0].stats
     return {
+        "agg_bw_Bps": result.phases["agg_bw_Bps"].tolist(),
         "makespan_s": max(record.close_s for record in result.rank_records),
         "solves": stats.solves,
         "partial": stats.partial_solves / stats.solves,
@@ -58,10 +70,12 @@ def one(clients: int) -> dict:
     }
 
 
-def measure(clients: int) -> dict:
+def measure(clients: int, completion_tolerance: float = 0.0) -> dict:
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, __file__, "--one", str(clients)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [sys.executable, __file__, "--one", str(clients), "--completion-tolerance", repr(completion_tolerance)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
     )
     output = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
@@ -76,25 +90,44 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[1000, 2000, 4000, 10000])
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--completion-tolerance",
+        type=float,
+        default=0.0,
+        help="the experiment's completion_tolerance (default 0: exact); the exact run is made too, to compare",
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.one)))
+        print(json.dumps(one(args.one, args.completion_tolerance)))
         return 0
-    print(f"IOR file-per-process ({IOR}) on crtdc-lfs5, {CLIENTS_PER_OSS} clients per OSS; median of {args.repeat}\n")
-    print("| clients | OSTs | wall s | user CPU s | peak MB | solves | partial | flows per solve | CPU ms per client |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    tolerance = args.completion_tolerance
+    print(
+        f"IOR file-per-process ({IOR}) on crtdc-lfs5, {CLIENTS_PER_OSS} clients per OSS, "
+        f"completion_tolerance {tolerance:g}; median of {args.repeat}\n"
+    )
+    compared = " exact: user CPU s | exact: solves | max rate change |" if tolerance else ""
+    print(
+        "| clients | OSTs | wall s | user CPU s | peak MB | solves | partial | flows per solve | CPU ms per client |"
+        + compared
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if tolerance else ""))
     sizes, cpu, walls = [], [], []
     for clients in args.clients:
-        runs = [measure(clients) for _ in range(args.repeat)]
+        runs = [measure(clients, tolerance) for _ in range(args.repeat)]
         user = statistics.median(run["user_s"] for run in runs)
         wall = statistics.median(run["wall_s"] for run in runs)
         peak = statistics.median(run["peak_mb"] for run in runs)
         first = runs[0]
         osts = 4 * max(1, clients // CLIENTS_PER_OSS)
+        change = ""
+        if tolerance:
+            exact = measure(clients)
+            moved = max(abs(a / b - 1) for a, b in zip(first["agg_bw_Bps"], exact["agg_bw_Bps"]))
+            change = f" {exact['user_s']:.2f} | {exact['solves']:,} | {moved:.2e} |"
         print(
             f"| {clients:,} | {osts:,} | {wall:.2f} | {user:.2f} | {peak:.0f} | {first['solves']:,} | {first['partial']:.0%} "
-            f"| {first['flows_per_solve']:.0f} | {1000 * user / clients:.2f} |",
+            f"| {first['flows_per_solve']:.0f} | {1000 * user / clients:.2f} |" + change,
             flush=True,
         )
         sizes.append(clients)

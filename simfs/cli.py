@@ -371,7 +371,7 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="override an experiment setting (nodes, ppn, stripe_count, overstripe_count, stripe_size, stripe_offset, "
-        "seed, background, background_nodes, background_ppn) or any profile field (oss.count=16, "
+        "seed, background, background_nodes, background_ppn, mode, completion_tolerance) or any profile field (oss.count=16, "
         "client.network=1gbe); repeatable",
     )
     parser.add_argument(

@@ -159,7 +159,7 @@ def run(
         )
 
     env = simpy.Environment()
-    network = FluidNetwork(env, record_timeline=record_timeline)
+    network = FluidNetwork(env, record_timeline=record_timeline, completion_tolerance=experiment.completion_tolerance)
     fs = FileSystemInstance(
         system, network, all_nodes, np.random.default_rng(experiment.seed), stripe_offset, record_queues=record_timeline
     )

@@ -24,11 +24,11 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def run_flows(capacities, flows, starts=None):
+def run_flows(capacities, flows, starts=None, **network_options):
     """Run flows ``{"work", "path": [(resource_index, weight)], "cap"}`` on resources with
     ``capacities``; returns (end times per flow, network)."""
     env = simpy.Environment()
-    network = FluidNetwork(env)
+    network = FluidNetwork(env, **network_options)
     resources = [network.add(Resource(f"r{i}", c)) for i, c in enumerate(capacities)]
     ends = [math.nan] * len(flows)
 

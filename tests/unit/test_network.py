@@ -232,3 +232,35 @@ def test_stats_read_mid_run_are_up_to_that_moment():
     env.run()
     assert network.stats.served[link.index] == pytest.approx(100.0)
     assert network.stats.limited_time[tag][link.index + 1] == pytest.approx(10.0)
+
+
+def test_completion_tolerance_ends_the_flows_close_behind_with_the_first():
+    # 3 B/s link, 3000, 3000.05 and 3000.1 B together: all at 1 B/s until the first ends
+    # at t=3000 with 0.05 and 0.1 B left; exactly, the second then ends 0.05 / 1.5 s later
+    # and the third, alone for its last 0.05 B, 0.05 / 3 s after that.  At t=3000, at their
+    # rates then, they would end 0.05 s and 0.1 s later: a tolerance of 1e-4 (0.3 s of
+    # 3000) ends both with the first, 1e-5 (0.03 s) neither, 2e-5 (0.06 s) the second only.
+    flows = [{"work": work, "path": [(0, 1.0)]} for work in (3000.0, 3000.05, 3000.1)]
+    exact, network = run_flows([3.0], flows)
+    assert exact == pytest.approx([3000.0, 3000.0 + 0.05 / 1.5, 3000.0 + 0.05 / 1.5 + 0.05 / 3], rel=1e-12)
+    assert network.stats.solves == 4  # the start and each completion
+    coalesced, network = run_flows([3.0], flows, completion_tolerance=1e-4)
+    assert coalesced == pytest.approx([3000.0] * 3, rel=1e-12)
+    assert network.stats.solves == 2
+    untouched, _ = run_flows([3.0], flows, completion_tolerance=1e-5)
+    assert untouched == pytest.approx(exact, rel=1e-12)
+    second_only, _ = run_flows([3.0], flows, completion_tolerance=2e-5)
+    # The third then has 0.1 B alone at 3 B/s: 3000 + 0.0333.
+    assert second_only == pytest.approx([3000.0, 3000.0, 3000.0 + 0.1 / 3], rel=1e-12)
+
+
+def test_completion_tolerance_never_ends_a_flow_that_nothing_else_ended():
+    # One flow alone: the tolerance applies only when a flow ends, so it runs to its end.
+    ends, _ = run_flows([10.0], [{"work": 100.0, "path": [(0, 1.0)]}], completion_tolerance=0.01)
+    assert ends == pytest.approx([10.0], rel=1e-12)
+
+
+@pytest.mark.parametrize("tolerance", [-1e-4, 1.0, math.nan, math.inf])
+def test_completion_tolerance_outside_zero_to_one_is_refused(tolerance):
+    with pytest.raises(ValueError, match="completion_tolerance"):
+        FluidNetwork(simpy.Environment(), completion_tolerance=tolerance)

@@ -152,11 +152,33 @@ def test_same_seed_same_result_and_seed_matters_for_layouts():
         ({"stripe_size": 1000}, "multiple of 64 KiB"),
         ({"stripe_offset": 16}, "stripe_offset: 16 is not an OST index"),
         ({"seed": -1}, "seed"),
+        ({"completion_tolerance": 0.5}, "completion_tolerance: expected a fraction from 0 to 0.01"),
+        ({"completion_tolerance": "1e-4x"}, "completion_tolerance: expected a number such as 1e-4"),
     ],
 )
 def test_bad_experiment_settings_are_named(settings, message):
     with pytest.raises(ExperimentError, match=message):
         simfs.simulate("crtdc-lfs3", "dd bs=1M count=10", **settings)
+
+
+def test_completion_tolerance_takes_fewer_solves_for_nearly_the_same_rates():
+    # 200 clients' creates reach the MDS one at a time, so their files end apart: a
+    # tolerance of 1e-3 ends the ones close behind each completion with it.
+    def run(tolerance):
+        overrides = {"oss.count": 5, "client.count": 200}
+        return simfs.simulate(
+            "crtdc-lfs5",
+            "ior -a POSIX -F -t 1m -b 256m",
+            nodes=200,
+            overrides=overrides,
+            completion_tolerance=tolerance,
+        )
+
+    exact, coalesced = run(0.0), run(1e-3)
+    assert coalesced.solves < 0.6 * exact.solves
+    moved = coalesced.phases["agg_bw_Bps"] / exact.phases["agg_bw_Bps"] - 1
+    assert (moved.abs() <= 1e-3).all()
+    assert (moved != 0).any()  # it did end some flows early
 
 
 def test_sweep_over_a_profile_field_and_a_setting():
