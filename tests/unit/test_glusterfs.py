@@ -4,6 +4,7 @@ testbed's run records read as settings."""
 
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -193,6 +194,24 @@ def run_record(volume: str, written: float, read: float, clients: float, bricks:
             "cpu_by_process_s": {"gs1": 0.01, "gs1.brick": bricks / 2, "gs2.brick": bricks / 2, "c1": clients},
         },
     }
+
+
+def test_the_xeon_cases_host_costs_are_the_fit_of_the_xeon_calibration_runs():
+    # The VM became an Intel Xeon on 2026-11-28: its own runs, refitted as the built-in
+    # profile's were, are what the Xeon cases override (validation/testbed/xeon/).
+    xeon = ROOT / "calibration" / "testbed" / "xeon"
+    busy = BusyGrowthFit().fit(read_records([xeon / "gluster-load-runs"]))
+    fit = GlusterCpuFit(busy_cpu_growth=busy.busy_cpu_growth_).fit(read_records([xeon / "gluster-runs"]))
+    cases = sorted((ROOT / "validation" / "testbed" / "xeon").glob("xeon-glusterfs-*.toml"))
+    assert len(cases) == 2
+    for case in cases:
+        settings = tomllib.loads(case.read_text())["case"]["settings"]
+        assert settings["host.busy_cpu_growth"] == pytest.approx(busy.busy_cpu_growth_, abs=1e-3)
+        for name in HOST_COSTS:
+            assert settings[f"host.{name}"] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3, abs=1e-12), (
+                case.name,
+                name,
+            )
 
 
 def test_the_fit_recovers_known_request_costs():

@@ -3,6 +3,7 @@ machine's cores shared by every daemon, against hand-computed rates; the host CP
 against the committed calibration runs."""
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,26 @@ def test_the_profile_host_costs_are_the_fit_of_the_committed_calibration_runs():
     # The fit explains every run's busy time to a few percent.
     for busy, residual in zip(fit.busy_s_, fit.residuals_):
         assert abs(residual) < 0.05 * busy
+
+
+def test_the_xeon_cases_host_costs_are_the_fit_of_the_xeon_calibration_runs():
+    # The VM became an Intel Xeon on 2026-11-28: its own one-client runs, refitted, are
+    # what the Xeon cases override (validation/testbed/xeon/).
+    records = read_records([ROOT / "calibration" / "testbed" / "xeon" / "runs"])
+    assert {record["machine"]["cpu_model"] for _, record in records} == {"Intel(R) Xeon(R) Processor"}
+    fit = HostCpuFit().fit(records)
+    cases = sorted((ROOT / "validation" / "testbed" / "xeon").glob("xeon-moosefs-*.toml"))
+    assert len(cases) == 4
+    for case in cases:
+        settings = tomllib.loads(case.read_text())["case"]["settings"]
+        for name in ("write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte"):
+            assert settings[f"host.{name}"] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3), (case.name, name)
+    # A byte written or read costs this Xeon under half what it cost the EPYC; a chained
+    # copy about the same.
+    epyc = load_profile("testbed-moosefs").data["host"]
+    assert fit.write_cpu_s_per_byte_ < 0.5 * epyc["write_cpu_s_per_byte"]
+    assert fit.read_cpu_s_per_byte_ < 0.5 * epyc["read_cpu_s_per_byte"]
+    assert fit.copy_cpu_s_per_byte_ == pytest.approx(epyc["copy_cpu_s_per_byte"], rel=0.15)
 
 
 def test_the_committed_load_runs_grow_in_writes_not_reads_and_keep_no_common_growth(capsys):

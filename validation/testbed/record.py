@@ -6,6 +6,8 @@ Debian's moosefs-master, -chunkserver and -client, glusterfs-server and -client)
     .venv/bin/python validation/testbed/record.py              # everything, about 30 minutes
     .venv/bin/python validation/testbed/record.py clients-s4   # one series
     .venv/bin/python validation/testbed/record.py --ci         # CI: one small run, compared
+    .venv/bin/python validation/testbed/record.py calibration calibration-s2 --out /tmp/mine
+                                         # another machine's own: into /tmp/mine/calibration/testbed/runs/
 
 ``--ci`` is what ``.ci/run`` does: where the machine allows the testbed, one IOR run on
 2 chunkservers and 2 clients, compared with ``testbed-moosefs``, and one fan-in point (a
@@ -21,7 +23,9 @@ Each series brings a testbed of its shape up with ``simfs testbed up``, runs its
 workloads with ``simfs testbed run --json``, and takes it down; the commands are printed
 as they run and each record (the runner's JSON, with the testbed's description and
 counters) goes to the series' folder under ``runs/`` beside the cases that read it, or to
-``calibration/testbed/runs/`` for the calibration series.  An existing record is
+``calibration/testbed/runs/`` for the calibration series; with ``--out DIR``, to the same
+path under DIR instead (another machine's records, leaving the committed ones as they
+are: ``calibration/testbed/xeon/README.md``).  An existing record is
 replaced only when its run succeeded.  Nothing else on the machine is touched: the
 testbed's network lives in its own namespaces and ends with ``simfs testbed down``.
 """
@@ -34,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -515,16 +519,24 @@ def main() -> int:
         "series", nargs="*", help=f"series to record (default all: {', '.join(s.name for s in SERIES)})"
     )
     parser.add_argument("--ci", action="store_true", help="one small run compared with the model (CI)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="write each series' records to its folder's path under DIR (not over the committed ones)",
+    )
     args = parser.parse_args()
     if args.ci:
-        if args.series:
-            parser.error("--ci records no series; give one or the other")
+        if args.series or args.out:
+            parser.error("--ci records nothing; give --ci alone")
         return ci_series()
     known = {s.name: s for s in SERIES}
     unknown = [name for name in args.series if name not in known]
     if unknown:
         parser.error(f"unknown series {unknown[0]!r} (known: {', '.join(known)})")
     for series in [known[name] for name in args.series] or SERIES:
+        if args.out:
+            series = replace(series, folder=args.out.resolve() / series.folder.relative_to(ROOT))
         record(series)
     return 0
 
