@@ -40,6 +40,7 @@ background_nodes - 1``, with its own barriers; it runs its workload once.  Sweep
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -60,8 +61,9 @@ EXPERIMENT_KEYS = (
     "mode",
     "completion_tolerance",
 )
-#: Largest ``completion_tolerance``: beyond 1% a flow's end moves by more than a model's
-#: own error, which is no longer a saving of solves but a change of answer.
+#: Largest ``completion_tolerance`` of an experiment (the engine itself takes up to 1):
+#: beyond 1% a flow's end moves by more than a model's own error, which is no longer a
+#: saving of solves but a change of answer.
 MAX_COMPLETION_TOLERANCE = 0.01
 #: Values of the ``mode`` setting.
 MODES = ("auto", "fluid", "request")
@@ -121,7 +123,7 @@ class Experiment:
         tolerance = self.completion_tolerance
         if (
             isinstance(tolerance, bool)
-            or not isinstance(tolerance, (int, float))
+            or not isinstance(tolerance, numbers.Real)
             or not 0.0 <= tolerance <= MAX_COMPLETION_TOLERANCE
         ):
             raise ExperimentError(
@@ -176,7 +178,7 @@ def _integer(key: str, value: Any) -> int:
 
 
 def _fraction(key: str, value: Any) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return float(value)
     try:
         return float(str(value).strip())

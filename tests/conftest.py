@@ -25,8 +25,9 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 
 def run_flows(capacities, flows, starts=None, **network_options):
-    """Run flows ``{"work", "path": [(resource_index, weight)], "cap"}`` on resources with
-    ``capacities``; returns (end times per flow, network)."""
+    """Run flows ``{"work", "path": [(resource_index, weight)], "cap", "share"}`` on
+    resources with ``capacities``, flow i starting at ``starts[i]`` (0 without); returns
+    (end times per flow, network)."""
     env = simpy.Environment()
     network = FluidNetwork(env, **network_options)
     resources = [network.add(Resource(f"r{i}", c)) for i, c in enumerate(capacities)]
@@ -39,6 +40,7 @@ def run_flows(capacities, flows, starts=None, **network_options):
             flow["work"],
             [(resources[j], w) for j, w in flow["path"]],
             rate_cap=flow.get("cap", math.inf),
+            share=flow.get("share", 1.0),
         )
         ends[index] = done.end_time
 

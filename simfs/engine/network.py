@@ -32,6 +32,7 @@ when the flows or loads they count change, not at every event.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
@@ -165,7 +166,9 @@ class FluidNetwork:
         partial_solves: bool = True,
         completion_tolerance: float = 0.0,
     ) -> None:
-        if not (isinstance(completion_tolerance, (int, float)) and 0.0 <= completion_tolerance < 1.0):
+        if isinstance(completion_tolerance, bool) or not (
+            isinstance(completion_tolerance, numbers.Real) and 0.0 <= completion_tolerance < 1.0
+        ):
             raise ValueError(f"completion_tolerance: expected a fraction in [0, 1), got {completion_tolerance!r}")
         self.env = env
         self._partial_solves = partial_solves
@@ -590,6 +593,11 @@ class FluidNetwork:
         slots = np.flatnonzero(done)
         # In the order they started, as when flows were kept in a list.
         slots = slots[np.argsort(self._order[slots], kind="stable")]
+        if self._completion_tolerance:
+            # The bytes a flow ended early had left count as served now, so every byte of
+            # its work is served somewhere (only then: an exact end leaves round-off).
+            resource, weight, length = self._entries_of(slots)
+            np.add.at(self._stats.served, resource, weight * np.repeat(self._remaining[slots], length))
         finished = [self._slot_flow[slot] for slot in slots.tolist()]
         self._release(slots)
         for flow in finished:

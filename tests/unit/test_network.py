@@ -254,13 +254,21 @@ def test_completion_tolerance_ends_the_flows_close_behind_with_the_first():
     assert second_only == pytest.approx([3000.0, 3000.0, 3000.0 + 0.1 / 3], rel=1e-12)
 
 
-def test_completion_tolerance_never_ends_a_flow_that_nothing_else_ended():
-    # One flow alone: the tolerance applies only when a flow ends, so it runs to its end.
-    ends, _ = run_flows([10.0], [{"work": 100.0, "path": [(0, 1.0)]}], completion_tolerance=0.01)
-    assert ends == pytest.approx([10.0], rel=1e-12)
+def test_completion_tolerance_ends_flows_only_when_one_ends():
+    # A: 100 B alone on a 10 B/s link, ends at t=10.  B: 1 B on another link starting at
+    # t=9.95, within 1% of A's 9.95 s so far: B's start is a solve but no completion, so
+    # A runs on to t=10; B ends at 10.05, and A is not still running to join it.
+    flows = [{"work": 100.0, "path": [(0, 1.0)]}, {"work": 1.0, "path": [(1, 1.0)]}]
+    ends, network = run_flows([10.0, 10.0], flows, starts=[0.0, 9.95], completion_tolerance=0.01)
+    assert ends == pytest.approx([10.0, 10.05], rel=1e-12)
+    # B's last bytes count as served although it ended with the first: 3 flows of about
+    # 3000 B, all ended at t=3000, served 9000.15 B on the link.
+    work = (3000.0, 3000.05, 3000.1)
+    _, network = run_flows([3.0], [{"work": w, "path": [(0, 1.0)]} for w in work], completion_tolerance=1e-4)
+    assert network.stats.served[0] == pytest.approx(sum(work), rel=1e-12)
 
 
-@pytest.mark.parametrize("tolerance", [-1e-4, 1.0, math.nan, math.inf])
+@pytest.mark.parametrize("tolerance", [-1e-4, 1.0, math.nan, math.inf, True, "1e-4"])
 def test_completion_tolerance_outside_zero_to_one_is_refused(tolerance):
     with pytest.raises(ValueError, match="completion_tolerance"):
         FluidNetwork(simpy.Environment(), completion_tolerance=tolerance)

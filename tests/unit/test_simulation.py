@@ -154,6 +154,9 @@ def test_same_seed_same_result_and_seed_matters_for_layouts():
         ({"seed": -1}, "seed"),
         ({"completion_tolerance": 0.5}, "completion_tolerance: expected a fraction from 0 to 0.01"),
         ({"completion_tolerance": "1e-4x"}, "completion_tolerance: expected a number such as 1e-4"),
+        ({"completion_tolerance": float("nan")}, "completion_tolerance: expected a fraction"),
+        ({"completion_tolerance": float("inf")}, "completion_tolerance: expected a fraction"),
+        ({"completion_tolerance": -1e-4}, "completion_tolerance: expected a fraction"),
     ],
 )
 def test_bad_experiment_settings_are_named(settings, message):

@@ -30,8 +30,9 @@ def record_script(monkeypatch):
 
 
 def test_series_go_beside_their_cases_by_default(record_script):
-    (calibration,) = record_script("calibration")
+    calibration, clients = record_script("calibration", "clients-s4")
     assert calibration.folder == ROOT / "calibration" / "testbed" / "runs"
+    assert clients.folder == ROOT / "validation" / "testbed" / "runs" / "clients-s4"
 
 
 def test_out_keeps_the_committed_records_and_mirrors_their_paths(record_script, tmp_path):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -438,7 +439,8 @@ def record(series: Series) -> None:
                     check=False,
                 )
                 if code == 0:
-                    written.replace(series.folder / f"{name}.json")
+                    # A move, not a rename: --out may be on another file system than /tmp.
+                    shutil.move(written, series.folder / f"{name}.json")
                 else:
                     print(f"record: {series.name}/{name} failed (exit {code}); its old record is kept", flush=True)
     finally:
