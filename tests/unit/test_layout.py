@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from simfs.filesystems.core import layout as layout_module
 from simfs.filesystems.core.layout import TargetAllocator, segmented_stripe_bytes, stripe_bytes
 
 
@@ -45,7 +46,36 @@ def test_segmented_matches_sum_of_segments(first, block, ranks, segments, stripe
     stride = block * ranks
     expected = sum(stripe_bytes(first + k * stride, block, stripe_size, stripe_count) for k in range(segments))
     got = segmented_stripe_bytes(first, block, stride, segments, stripe_size, stripe_count)
-    assert np.allclose(got, expected)
+    assert np.array_equal(got, expected)
+
+
+@given(
+    owner=st.integers(0, 9_999),
+    ranks=st.integers(1, 10_000),
+    block=st.sampled_from([47_008, 47_001, 1 << 20, 3_000_000]),
+    segments=st.integers(1, 300),
+    stripe_size=st.sampled_from([64 << 10, 1 << 20, 4 << 20, 16 << 20]),
+    stripe_count=st.integers(1, 2_000),
+    far=st.sampled_from([0, 1 << 44]),
+)
+def test_segmented_is_the_per_block_sum_bit_for_bit(owner, ranks, block, segments, stripe_size, stripe_count, far):
+    # IO500 ior-hard sizes (47,008 B records over thousands of ranks), and offsets past
+    # 16 TiB: the sums of whole bytes are exact, so the answer must be the per-block one's.
+    first, stride = far + (owner % ranks) * block, block * ranks
+    expected = np.zeros(stripe_count)
+    for k in range(segments):
+        expected += stripe_bytes(first + k * stride, block, stripe_size, stripe_count)
+    got = segmented_stripe_bytes(first, block, stride, segments, stripe_size, stripe_count)
+    assert np.array_equal(got, expected)
+
+
+def test_segmented_in_chunks_is_the_same(monkeypatch):
+    # A period longer than one chunk of offsets held in memory is summed chunk by chunk.
+    arguments = (5 * 47_008, 47_008, 47_008 * 1_000, 5_000, 1 << 20, 64)
+    whole = segmented_stripe_bytes(*arguments)
+    monkeypatch.setattr(layout_module, "_STRIDED_CHUNK", 7)
+    assert np.array_equal(segmented_stripe_bytes(*arguments), whole)
+    assert whole.sum() == 5_000 * 47_008
 
 
 def test_round_robin_interleaves_oss_and_advances_by_stripe_count():

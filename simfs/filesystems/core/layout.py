@@ -282,13 +282,59 @@ def segmented_stripe_bytes(
     cycle = stripe_size * stripe_count
     period = cycle // math.gcd(stride % cycle or cycle, cycle)
     counted = min(segments, period)
-    one_pass = np.zeros(stripe_count)
-    for seg in range(counted):
-        one_pass += stripe_bytes(first_offset + seg * stride, block, stripe_size, stripe_count)
+    one_pass = _strided_bytes(first_offset, block, stride, counted, stripe_size, stripe_count)
     if segments <= period:
         return one_pass
     full, rest = divmod(segments, period)
-    tail = np.zeros(stripe_count)
-    for seg in range(rest):
-        tail += stripe_bytes(first_offset + seg * stride, block, stripe_size, stripe_count)
+    tail = (
+        _strided_bytes(first_offset, block, stride, rest, stripe_size, stripe_count) if rest else np.zeros(stripe_count)
+    )
     return one_pass * full + tail
+
+
+#: Segments whose offsets are held in memory at once by ``_strided_bytes`` (8 MB each array).
+_STRIDED_CHUNK = 1 << 20
+
+
+def _strided_bytes(
+    first_offset: int, block: int, stride: int, segments: int, stripe_size: int, stripe_count: int
+) -> np.ndarray:
+    """The sum of ``stripe_bytes`` over ``segments`` blocks at ``first_offset + k * stride``,
+    without a call per block: a block ``[a, b)`` puts ``below(b) - below(a)`` bytes in each
+    object, where ``below(x)`` counts the bytes of ``[0, x)`` there, so the blocks' ends
+    and starts are summed separately, each a histogram of stripe units.  Integer
+    arithmetic throughout (an ior-hard pattern has a period of up to millions of blocks,
+    which a numpy call per block made hours of CPU in the IO500 study); the counts are
+    whole bytes, exact in float64 below 2**53, so the answer is the per-block sum's, bit
+    for bit."""
+    import numpy as np
+
+    total = np.zeros(stripe_count, dtype=np.int64)
+    if block <= 0 or segments <= 0:
+        return total.astype(float)
+    for chunk_start in range(0, segments, _STRIDED_CHUNK):
+        index = np.arange(chunk_start, min(segments, chunk_start + _STRIDED_CHUNK), dtype=np.int64)
+        starts = first_offset + index * stride
+        ends = starts + block
+        cycle = stripe_size * stripe_count
+        # Whole cycles between a block's start and end give every object a unit each
+        # (a difference per block: sums of offsets this size would overflow int64).
+        total += int((ends // cycle - starts // cycle).sum()) * stripe_size
+        total += _bytes_below(ends % cycle, stripe_size, stripe_count)
+        total -= _bytes_below(starts % cycle, stripe_size, stripe_count)
+    return total.astype(float)
+
+
+def _bytes_below(within: np.ndarray, stripe_size: int, stripe_count: int) -> np.ndarray:
+    """Per stripe object, the bytes of ``[0, x)`` it holds, summed over every ``x`` in
+    ``within`` (offsets inside one stripe cycle): ``x`` fills whole units of the objects
+    before unit ``x // stripe_size`` and part of that one."""
+    import numpy as np
+
+    unit, part = np.divmod(within, stripe_size)
+    per_unit = np.bincount(unit, minlength=stripe_count)
+    # How many of the offsets fill object k whole: those whose unit is past k.
+    past = np.concatenate((np.cumsum(per_unit[::-1])[::-1][1:], [0]))
+    partial = np.zeros(stripe_count, dtype=np.int64)
+    np.add.at(partial, unit, part)
+    return past * stripe_size + partial
