@@ -280,8 +280,16 @@ class ProfileCalibrator:
         upper = np.log([p.upper for p in parameters])
         prior = np.clip(np.log([p.prior for p in parameters]), lower + 1e-6, upper - 1e-6)
 
+        # A simulation is deterministic in its parameters, and the searches come back to
+        # points they have simulated (each solve starts where a scan ended, the answer is
+        # predicted again at the end): about half the evaluations of a fit repeat one.
+        predicted_at: dict[bytes, np.ndarray] = {}
+
         def predict(x: np.ndarray) -> np.ndarray:
-            return self._predict(profile, parameters, np.exp(x), points)
+            key = np.asarray(x, dtype=float).tobytes()
+            if key not in predicted_at:
+                predicted_at[key] = self._predict(profile, parameters, np.exp(x), points)
+            return predicted_at[key].copy()
 
         def residuals(x: np.ndarray, target: np.ndarray) -> np.ndarray:
             return _residuals(predict(x), target, weights, x, prior, self.prior_weight)

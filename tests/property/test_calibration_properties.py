@@ -121,6 +121,28 @@ def test_fit_twice_gives_the_same_result():
     assert refit.params_ == second.params_
 
 
+def test_a_fit_simulates_each_parameter_point_once(monkeypatch):
+    # The searches come back to points they simulated; those answers are remembered, and
+    # they are the answers simulating again would give (a fit of this data with the
+    # memory is the fit without it: the same parameters, costs and predictions).
+    from simfs.calibrate import calibrator as calibrator_module
+
+    simulated = []
+    real = calibrator_module.predict_points
+
+    def counted(profile, parameters, values, points):
+        simulated.append(np.asarray(values).tobytes())
+        return real(profile, parameters, values, points)
+
+    monkeypatch.setattr(calibrator_module, "predict_points", counted)
+    data = synthetic(2e8, 1.2e8)
+    fitted = calibrator(bootstrap=0).fit(data)
+    assert len(simulated) == len(set(simulated)) > 10
+    values = np.array([fitted.params_[parameter.name] for parameter in fitted.parameters_])
+    again = real(fitted.profile_, fitted.parameters_, values, fitted.points_)
+    assert np.array_equal(again, fitted.residuals_["predicted"].to_numpy())
+
+
 @pytest.mark.slow  # three bootstraps: 18 s
 def test_same_seed_same_bootstrap_and_seed_matters():
     data = synthetic(2e8, 1.2e8)
