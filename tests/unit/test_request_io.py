@@ -11,7 +11,7 @@ from simfs.engine.station import Station
 from simfs.filesystems.core.intervals import IntervalSet
 from simfs.filesystems.core.layout import Layout
 from simfs.filesystems.core.locking import EOF_OFFSET, LockManager, LockPolicy, lustre_extent_policy
-from simfs.filesystems.core.request_io import file_offset, object_pieces
+from simfs.filesystems.core.request_io import _InFlight, file_offset, object_pieces
 
 MIB = 1 << 20
 
@@ -267,3 +267,37 @@ def test_client_computed_parity_reads_nothing_where_the_node_holds_the_whole_str
     assert counts["rpcs"] == 2 * counts["parity_from_cache"] == 2 * 4 * 40 * 9
     shared = simfs.simulate("crtdc-panfs", "ior -w -e -t 47001 -b 47001 -s 40", nodes=4, mode="request")
     assert shared.request_counts["parity_reads"] > 0
+
+
+@given(
+    ranges=st.lists(st.tuples(st.integers(0, 400), st.integers(1, 64)), min_size=1, max_size=30),
+    removed=st.lists(st.integers(0, 29), max_size=15),
+    queries=st.lists(st.tuples(st.integers(0, 500), st.integers(1, 100), st.integers(1, 200)), min_size=1, max_size=10),
+)
+def test_in_flight_overlaps_are_every_overlapping_entry_latest_first(ranges, removed, queries):
+    # The search stops once entries start too far back to reach the query (the longest
+    # entry added bounds that); what it finds is what a scan of every entry finds.
+    env = simpy.Environment()
+    in_flight, kept = _InFlight(), []
+    for start, length in ranges:
+        entry = (start, start + length, env.event())
+        in_flight.add(*entry)
+        kept.append(entry)
+    for index in sorted(set(i for i in removed if i < len(kept)), reverse=True):
+        in_flight.remove(*kept.pop(index))
+
+    def keys(entries):
+        return sorted((entry[0], entry[1], id(entry[2])) for entry in entries)
+
+    covered = IntervalSet()
+    for entry in kept:
+        covered.add(entry[0], entry[1])
+    assert list(in_flight.bytes) == list(covered)
+    for start, length, bound in queries:
+        end = start + length
+        every = [entry for entry in kept if entry[0] < end and entry[1] > start]
+        found = in_flight.overlapping(start, end)
+        assert keys(found) == keys(every)
+        assert [entry[0] for entry in found] == sorted((entry[0] for entry in found), reverse=True)
+        # A caller's bound at least the longest entry finds the same.
+        assert keys(in_flight.overlapping(start, end, max(bound, 64))) == keys(every)

@@ -68,21 +68,25 @@ def file_offset(layout: Layout, obj: int, obj_offset: int) -> int:
 
 
 class _InFlight:
-    """Pages of one object being written back, sorted by start (entries are at most one
-    RPC long, so an overlap query looks back at most that far)."""
+    """Pages of one object being written back, sorted by start.  An overlap query looks
+    back from the query's end only as far as the longest entry reaches (entries are at
+    most one RPC bundle long), not over every entry before it."""
 
-    __slots__ = ("starts", "entries", "bytes")
+    __slots__ = ("starts", "entries", "bytes", "longest")
 
     def __init__(self) -> None:
         self.starts: list[int] = []
         self.entries: list[tuple[int, int, Event]] = []
         self.bytes = IntervalSet()
+        self.longest = 0  # the longest entry ever added: a bound on how far back to look
 
     def add(self, start: int, end: int, done: Event) -> None:
         index = bisect.bisect_right(self.starts, start)
         self.starts.insert(index, start)
         self.entries.insert(index, (start, end, done))
         self.bytes.add(start, end)
+        if end - start > self.longest:
+            self.longest = end - start
 
     def remove(self, start: int, end: int, done: Event) -> None:
         index = bisect.bisect_left(self.starts, start)
@@ -95,10 +99,14 @@ class _InFlight:
             self.bytes.add(max(start, other_start), min(end, other_end))
 
     def overlapping(self, start: int, end: int, longest: int = 1 << 62) -> list[tuple[int, int, Event]]:
+        """The entries overlapping ``[start, end)``, latest start first.  An entry that
+        starts ``longest`` or more before ``start`` ends by ``start``: the search stops there."""
         found = []
+        reach = start - min(longest, self.longest)
         index = bisect.bisect_left(self.starts, end) - 1
-        while index >= 0 and self.entries[index][0] > start - longest:
-            entry = self.entries[index]
+        entries = self.entries
+        while index >= 0 and entries[index][0] > reach:
+            entry = entries[index]
             if entry[1] > start:
                 found.append(entry)
             index -= 1
