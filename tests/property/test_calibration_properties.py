@@ -123,8 +123,8 @@ def test_fit_twice_gives_the_same_result():
 
 def test_a_fit_simulates_each_parameter_point_once(monkeypatch):
     # The searches come back to points they simulated; those answers are remembered, and
-    # they are the answers simulating again would give (a fit of this data with the
-    # memory is the fit without it: the same parameters, costs and predictions).
+    # a fit with the memory is the fit without it: the same parameters, cost and
+    # predictions, from fewer simulations.
     from simfs.calibrate import calibrator as calibrator_module
 
     simulated = []
@@ -138,9 +138,16 @@ def test_a_fit_simulates_each_parameter_point_once(monkeypatch):
     data = synthetic(2e8, 1.2e8)
     fitted = calibrator(bootstrap=0).fit(data)
     assert len(simulated) == len(set(simulated)) > 10
-    values = np.array([fitted.params_[parameter.name] for parameter in fitted.parameters_])
-    again = real(fitted.profile_, fitted.parameters_, values, fitted.points_)
-    assert np.array_equal(again, fitted.residuals_["predicted"].to_numpy())
+    remembered = len(simulated)
+
+    simulated.clear()
+    monkeypatch.setattr(ProfileCalibrator, "_remember_simulations", False)
+    forgetful = calibrator(bootstrap=0).fit(data)
+    assert len(simulated) > remembered  # the same search, every point simulated again
+    assert forgetful.params_ == fitted.params_
+    assert forgetful.result_.cost == fitted.result_.cost
+    assert forgetful.starts_ == fitted.starts_
+    assert np.array_equal(forgetful.residuals_["predicted"], fitted.residuals_["predicted"])
 
 
 @pytest.mark.slow  # three bootstraps: 18 s
