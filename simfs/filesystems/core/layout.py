@@ -277,8 +277,6 @@ def segmented_stripe_bytes(
     Offsets modulo one stripe cycle repeat with period ``cycle / gcd(stride, cycle)``, so
     only one period is computed however many segments there are.
     """
-    import numpy as np
-
     cycle = stripe_size * stripe_count
     period = cycle // math.gcd(stride % cycle or cycle, cycle)
     counted = min(segments, period)
@@ -286,10 +284,7 @@ def segmented_stripe_bytes(
     if segments <= period:
         return one_pass
     full, rest = divmod(segments, period)
-    tail = (
-        _strided_bytes(first_offset, block, stride, rest, stripe_size, stripe_count) if rest else np.zeros(stripe_count)
-    )
-    return one_pass * full + tail
+    return one_pass * full + _strided_bytes(first_offset, block, stride, rest, stripe_size, stripe_count)
 
 
 #: Segments whose offsets are held in memory at once by ``_strided_bytes`` (8 MB each array).
@@ -312,11 +307,11 @@ def _strided_bytes(
     total = np.zeros(stripe_count, dtype=np.int64)
     if block <= 0 or segments <= 0:
         return total.astype(float)
+    cycle = stripe_size * stripe_count
     for chunk_start in range(0, segments, _STRIDED_CHUNK):
         index = np.arange(chunk_start, min(segments, chunk_start + _STRIDED_CHUNK), dtype=np.int64)
         starts = first_offset + index * stride
         ends = starts + block
-        cycle = stripe_size * stripe_count
         # Whole cycles between a block's start and end give every object a unit each
         # (a difference per block: sums of offsets this size would overflow int64).
         total += int((ends // cycle - starts // cycle).sum()) * stripe_size

@@ -98,11 +98,12 @@ class _InFlight:
         for other_start, other_end, _ in self.overlapping(start, end):  # re-cover what others still hold
             self.bytes.add(max(start, other_start), min(end, other_end))
 
-    def overlapping(self, start: int, end: int, longest: int = 1 << 62) -> list[tuple[int, int, Event]]:
+    def overlapping(self, start: int, end: int) -> list[tuple[int, int, Event]]:
         """The entries overlapping ``[start, end)``, latest start first.  An entry that
-        starts ``longest`` or more before ``start`` ends by ``start``: the search stops there."""
+        starts at least the longest entry added before ``start`` ends by ``start``: the
+        search stops there."""
         found = []
-        reach = start - min(longest, self.longest)
+        reach = start - self.longest
         index = bisect.bisect_left(self.starts, end) - 1
         entries = self.entries
         while index >= 0 and entries[index][0] > reach:
@@ -461,7 +462,7 @@ class RequestIo:
 
     def _wait_for_writeback(self, node: int, file: _File, pieces: Iterable[tuple[int, int, int]]):
         for obj, start, end in pieces:
-            for _, _, done in self._writeback[node][(file.key, obj)].overlapping(start, end, self._bundle_bytes):
+            for _, _, done in self._writeback[node][(file.key, obj)].overlapping(start, end):
                 if not done.triggered:
                     yield done
 
@@ -570,11 +571,7 @@ class RequestIo:
                 piece_end = min(run_end, position + self._rpc_size)
                 events.append(self._launch(node, file, obj, position, piece_end))
                 position = piece_end
-        events += [
-            done
-            for _, _, done in self._writeback[node][key].overlapping(start, end, self._bundle_bytes)
-            if done not in events
-        ]
+        events += [done for _, _, done in self._writeback[node][key].overlapping(start, end) if done not in events]
         if events:
             yield self._env.all_of(events)
         if drop:
