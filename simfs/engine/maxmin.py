@@ -80,15 +80,20 @@ class PathEntries:
     The solver works on these directly: a matrix-vector product is one ``np.bincount``,
     which at a thousand flows costs less than building the scipy matrix it would need."""
 
-    __slots__ = ("resource", "weight", "path_length", "flow", "start")
+    __slots__ = ("resource", "weight", "path_length", "flow")
 
     def __init__(self, resource: np.ndarray, weight: np.ndarray, path_length: np.ndarray) -> None:
         self.resource = resource
         self.weight = weight
         self.path_length = path_length
         self.flow = np.repeat(np.arange(len(path_length)), path_length)
-        self.start = np.zeros(len(path_length), dtype=np.int64)
-        np.cumsum(path_length[:-1], out=self.start[1:])
+
+    @property
+    def start(self) -> np.ndarray:
+        """Each flow's first entry (its path's offset)."""
+        start = np.zeros(len(self.path_length), dtype=np.int64)
+        np.cumsum(self.path_length[:-1], out=start[1:])
+        return start
 
     def load(self, flow_values: np.ndarray, resource_count: int) -> np.ndarray:
         """``W @ flow_values``: per resource, the sum of weight x value over its flows."""
@@ -119,6 +124,9 @@ def max_min_rates_of_paths(
     saturated_round = np.full(resource_count, -1, dtype=np.int64)
     frozen_round = np.full(flow_count, -1, dtype=np.int64)
     fair_share = rate_cap / share
+    # The thresholds of the round's tests, the same every round.
+    full_below = _REL_TOL * capacity
+    cap_reached = rate_cap * (1 - _REL_TOL)
     level = 0.0
     # Every round freezes at least one flow, so this bound is never reached in exact
     # arithmetic; it turns a numerical stall into an error instead of a hang.
@@ -135,11 +143,11 @@ def max_min_rates_of_paths(
         level += step
         rate[active] = level * share[active]
         residual -= step * demand
-        newly_saturated = growing & (residual <= _REL_TOL * capacity)
+        newly_saturated = growing & (residual <= full_below)
         residual[newly_saturated] = 0.0
         saturated |= newly_saturated
 
-        at_cap = active & (rate >= rate_cap * (1 - _REL_TOL))
+        at_cap = active & (rate >= cap_reached)
         if newly_saturated.any():
             saturated_round[newly_saturated] = round_number
             blocked = np.zeros(flow_count, dtype=bool)
@@ -161,7 +169,15 @@ def _heaviest_saturated(paths: PathEntries, frozen_round: np.ndarray, saturated_
     (``frozen_round``), the one with the largest weight on its path: the one it leans on
     hardest.  Ties go to the lowest resource index.  Meaningful only for frozen flows."""
     resource = paths.resource
-    in_round = saturated_round[resource] == frozen_round[paths.flow]
+    froze_in = frozen_round[paths.flow]
+    in_round = (saturated_round[resource] == froze_in) & (froze_in >= 0)
+    in_round_flow = paths.flow[in_round]
+    if not len(in_round_flow) or np.bincount(in_round_flow).max() == 1:
+        # The common case: one resource of each flow's path saturated in its round (a
+        # client's file on its OST); it is the limiter, no weights to compare.
+        lowest = np.full(len(paths.path_length), np.iinfo(np.int64).max)
+        lowest[in_round_flow] = resource[in_round]
+        return lowest
     # Weights are positive, so 0 marks an entry that does not count; a flow that froze on
     # a resource has at least one entry that does.  Per flow: reduceat over its entries
     # (flows without entries are left out: reduceat cannot express an empty segment).

@@ -205,6 +205,7 @@ class FluidNetwork:
         self._tag = np.zeros(0, dtype=np.int64)
         self._kind = np.zeros(0, dtype=np.int64)
         self._work = np.zeros(0)
+        self._done_work = np.zeros(0)  # _DONE_REL x work: below it a flow is complete
         self._cap = np.zeros(0)
         self._share = np.zeros(0)
         self._live = np.zeros(0)
@@ -365,6 +366,17 @@ class FluidNetwork:
         self._bank_cells(cells)
         np.add.at(self._cell_count, cells, sign)
 
+    def _set_limiters(self, slots: np.ndarray, limiter: np.ndarray) -> None:
+        """Move the flows in ``slots`` to the cells of their new ``limiter``: both the
+        old and the new cells are banked first (as :meth:`_move_cells` out and in would,
+        in one pass: a cell banked twice at one instant gains nothing the second time)."""
+        before = self._cells_of(slots)
+        self._limiter[slots] = limiter
+        after = self._cells_of(slots)
+        self._bank_cells(np.concatenate([before, after]))
+        np.add.at(self._cell_count, before, -1.0)
+        np.add.at(self._cell_count, after, 1.0)
+
     def add_all(self, resources: Iterable[Resource]) -> None:
         for resource in resources:
             self.add(resource)
@@ -461,7 +473,8 @@ class FluidNetwork:
         if elapsed <= 0 or not self._flow_count:
             return
         # Free slots have rate 0 and infinite remaining work: they move nothing.
-        moved = np.minimum(self._slot_rate * elapsed, self._remaining)
+        moved = self._slot_rate * elapsed
+        np.minimum(moved, self._remaining, out=moved)
         self._remaining -= moved
         if not (self._lowered_count or self._raised_flows):
             return  # the common case: no mechanism costs any resource capacity now
@@ -518,8 +531,9 @@ class FluidNetwork:
     def _entries_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The path entries of the flows in ``slots``, flow after flow: (resource, weight,
         path length per flow)."""
-        used = self._entry_weight[slots] > 0
-        return self._entry_resource[slots][used], self._entry_weight[slots][used], self._path_length[slots]
+        weight = self._entry_weight[slots]
+        used = weight > 0
+        return self._entry_resource[slots][used], weight[used], self._path_length[slots]
 
     def _paths(self) -> PathEntries:
         """The flows in flight as path entries (the weight matrix by columns), in slot
@@ -581,16 +595,18 @@ class FluidNetwork:
         self._checked_at = now
         # A flow whose rest would take less than the clock can resolve at ``now`` is done:
         # otherwise, late in a long run, its wakeup lands at ``now`` again and never ends.
-        done = (self._remaining <= _DONE_REL * self._work) | (
-            self._remaining <= self._slot_rate * clock_resolution(now)
-        )
-        if self._completion_tolerance and done.any():
+        # (remaining <= a) | (remaining <= b) as remaining <= max(a, b): fewer passes.
+        threshold = self._slot_rate * clock_resolution(now)
+        np.maximum(threshold, self._done_work, out=threshold)
+        done = self._remaining <= threshold
+        slots = np.flatnonzero(done)
+        if not len(slots):
+            return
+        if self._completion_tolerance:
             # Only at a completion, so a flow is never ended by the tolerance alone: the
             # ones close behind the flow that ended join it.
             done |= self._end_time - now <= self._completion_tolerance * (now - self._start_time)
-        if not done.any():
-            return
-        slots = np.flatnonzero(done)
+            slots = np.flatnonzero(done)
         # In the order they started, as when flows were kept in a list.
         slots = slots[np.argsort(self._order[slots], kind="stable")]
         if self._completion_tolerance:
@@ -634,6 +650,7 @@ class FluidNetwork:
             ("_tag", 0),
             ("_kind", 0),
             ("_work", 1.0),
+            ("_done_work", 0.0),
             ("_cap", np.inf),
             ("_share", 1.0),
             ("_live", 0.0),
@@ -682,6 +699,7 @@ class FluidNetwork:
         self._path_length[slots] = length_array
         self._remaining[slots] = works
         self._work[slots] = works
+        self._done_work[slots] = _DONE_REL * works
         self._slot_rate[slots] = 0.0
         self._end_time[slots] = np.inf
         self._start_time[slots] = self.env.now
@@ -726,9 +744,7 @@ class FluidNetwork:
             rate, limiter = max_min_rates_of_paths(paths, capacity, self._cap[slots], self._share[slots])
             self._slot_rate[slots] = rate
             self._set_end_times(slots)
-            self._move_cells(slots, -1.0)
-            self._limiter[slots] = limiter
-            self._move_cells(slots, +1.0)
+            self._set_limiters(slots, limiter)
             self._stats.flows_solved += len(slots)
             self._bank_served(slice(None))
             # float even when no flow crosses a resource (bincount of nothing gives ints).
@@ -850,19 +866,18 @@ class FluidNetwork:
             return np.concatenate([touched, changed])
         inside_resource, inside_weight, lengths = self._entries_of(slots)
         used, local_resource = self._renumber(inside_resource)
+        sub_paths = PathEntries(local_resource, inside_weight, lengths)
+        used_capacity = capacity[used]
         # The unreached flows' load on these resources: the load now less the reached flows'.
-        outside_load = self._load_now[used] - np.bincount(
-            local_resource, weights=inside_weight * np.repeat(self._slot_rate[slots], lengths), minlength=len(used)
-        )
-        room = capacity[used] - outside_load
-        full = room <= _SATURATED_REL * capacity[used]
+        outside_load = self._load_now[used] - sub_paths.load(self._slot_rate[slots], len(used))
+        room = used_capacity - outside_load
+        full = room <= _SATURATED_REL * used_capacity
         if full.any():
             return _Widen(used[full])
-        sub_paths = PathEntries(local_resource, inside_weight, lengths)
         rate, limiter = max_min_rates_of_paths(sub_paths, room, self._cap[slots], self._share[slots])
         load = outside_load + sub_paths.load(rate, len(used))
         unsaturated = ~(self._saturated[used] | self._changed_mark[used])
-        filled = np.flatnonzero(unsaturated & (load >= capacity[used] * (1 - _SATURATED_REL)))
+        filled = np.flatnonzero(unsaturated & (load >= used_capacity * (1 - _SATURATED_REL)))
         if len(filled):
             # Filling a resource whose flows are all in the component is the sub-problem's
             # own answer; one that unreached flows share needs them in the solve too.
@@ -877,9 +892,7 @@ class FluidNetwork:
         self._set_end_times(slots)
         held = limiter >= 0
         limiter[held] = used[limiter[held]]
-        self._move_cells(slots, -1.0)
-        self._limiter[slots] = limiter
-        self._move_cells(slots, +1.0)
+        self._set_limiters(slots, limiter)
         self._stats.flows_solved += len(slots)
         return np.concatenate([used, touched, changed])
 

@@ -5,8 +5,10 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from simfs.engine.maxmin import CAP, max_min_rates
+from simfs.engine.maxmin import CAP, PathEntries, _heaviest_saturated, max_min_rates
 
 
 def solve(matrix, capacity, caps=None, share=None):
@@ -51,3 +53,54 @@ def test_shares_weight_the_fair_split():
 def test_unbounded_flow_is_an_error():
     with pytest.raises(ValueError, match="no rate cap"):
         solve([[0]], [1])
+
+
+def test_limiter_is_the_heavier_of_two_resources_saturating_together():
+    # One flow, both resources full at 100: the one it loads with weight 1 limits it.
+    _, limiter = solve([[0.5], [1.0]], [50, 100])
+    assert list(limiter) == [1]
+    # Equal weights: the lower index.
+    _, limiter = solve([[1.0], [1.0]], [100, 100])
+    assert list(limiter) == [0]
+
+
+def _heaviest_by_hand(resource, weight, path_length, frozen_round, saturated_round):
+    """Per frozen flow, of its resources that saturated in its round, the heaviest
+    (lowest index on a tie): a loop over each flow's entries."""
+    answer = {}
+    start = 0
+    for flow, length in enumerate(path_length):
+        entries = range(start, start + length)
+        start += length
+        if frozen_round[flow] < 0:
+            continue
+        in_round = [k for k in entries if saturated_round[resource[k]] == frozen_round[flow]]
+        answer[flow] = min(in_round, key=lambda k: (-weight[k], resource[k]))
+        answer[flow] = int(resource[answer[flow]])
+    return answer
+
+
+@given(st.data())
+@settings(max_examples=200, deadline=None)
+def test_heaviest_saturated_matches_a_loop_over_each_path(data):
+    resource_count = data.draw(st.integers(1, 6))
+    flow_count = data.draw(st.integers(1, 8))
+    path_length = np.array([data.draw(st.integers(1, resource_count)) for _ in range(flow_count)])
+    resource = np.concatenate(
+        [np.array(data.draw(st.permutations(range(resource_count))))[:length] for length in path_length]
+    ).astype(np.int64)
+    # Few distinct weights and rounds, so that ties and several resources per round occur.
+    weight = np.array([data.draw(st.sampled_from([0.25, 0.5, 1.0])) for _ in resource])
+    saturated_round = np.array([data.draw(st.integers(-1, 2)) for _ in range(resource_count)])
+    # A flow froze in a round in which one of its resources saturated (or not at all).
+    frozen_round = np.full(flow_count, -1)
+    start = 0
+    for flow, length in enumerate(path_length):
+        rounds = sorted({int(saturated_round[r]) for r in resource[start : start + length]} - {-1})
+        start += length
+        if rounds and data.draw(st.booleans()):
+            frozen_round[flow] = data.draw(st.sampled_from(rounds))
+    paths = PathEntries(resource, weight, path_length)
+    found = _heaviest_saturated(paths, frozen_round, saturated_round)
+    expected = _heaviest_by_hand(resource, weight, path_length, frozen_round, saturated_round)
+    assert {flow: int(found[flow]) for flow in expected} == expected
