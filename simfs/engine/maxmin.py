@@ -88,13 +88,6 @@ class PathEntries:
         self.path_length = path_length
         self.flow = np.repeat(np.arange(len(path_length)), path_length)
 
-    @property
-    def start(self) -> np.ndarray:
-        """Each flow's first entry (its path's offset)."""
-        start = np.zeros(len(self.path_length), dtype=np.int64)
-        np.cumsum(self.path_length[:-1], out=start[1:])
-        return start
-
     def load(self, flow_values: np.ndarray, resource_count: int) -> np.ndarray:
         """``W @ flow_values``: per resource, the sum of weight x value over its flows."""
         return np.bincount(self.resource, weights=self.weight * flow_values[self.flow], minlength=resource_count)
@@ -170,23 +163,22 @@ def _heaviest_saturated(paths: PathEntries, frozen_round: np.ndarray, saturated_
     hardest.  Ties go to the lowest resource index.  Meaningful only for frozen flows."""
     resource = paths.resource
     froze_in = frozen_round[paths.flow]
-    in_round = (saturated_round[resource] == froze_in) & (froze_in >= 0)
-    in_round_flow = paths.flow[in_round]
-    if not len(in_round_flow) or np.bincount(in_round_flow).max() == 1:
+    in_round = np.flatnonzero((saturated_round[resource] == froze_in) & (froze_in >= 0))
+    lowest = np.full(len(paths.path_length), np.iinfo(np.int64).max)
+    flow = paths.flow[in_round]
+    candidate = resource[in_round]
+    # Entries come flow after flow, so the ones that count do too: a segment per flow.
+    first = np.flatnonzero(np.concatenate([[True], flow[1:] != flow[:-1]])) if len(flow) else flow
+    if len(first) == len(flow):
         # The common case: one resource of each flow's path saturated in its round (a
         # client's file on its OST); it is the limiter, no weights to compare.
-        lowest = np.full(len(paths.path_length), np.iinfo(np.int64).max)
-        lowest[in_round_flow] = resource[in_round]
+        lowest[flow] = candidate
         return lowest
-    # Weights are positive, so 0 marks an entry that does not count; a flow that froze on
-    # a resource has at least one entry that does.  Per flow: reduceat over its entries
-    # (flows without entries are left out: reduceat cannot express an empty segment).
-    weight = np.where(in_round, paths.weight, 0.0)
-    with_entries = paths.path_length > 0
-    first = paths.start[with_entries]
-    heaviest = np.zeros(len(paths.path_length))
-    heaviest[with_entries] = np.maximum.reduceat(weight, first)
-    candidate = np.where(in_round & (weight == heaviest[paths.flow]), resource, np.iinfo(np.int64).max)
-    lowest = np.full(len(paths.path_length), np.iinfo(np.int64).max)
-    lowest[with_entries] = np.minimum.reduceat(candidate, first)
+    # Several in a flow's round (a file's stripes filling their OSTs together): the
+    # heaviest entry, then the lowest index among the heaviest.
+    weight = paths.weight[in_round]
+    heaviest = np.maximum.reduceat(weight, first)
+    segment_length = np.diff(np.append(first, len(flow)))
+    candidate = np.where(weight == np.repeat(heaviest, segment_length), candidate, np.iinfo(np.int64).max)
+    lowest[flow[first]] = np.minimum.reduceat(candidate, first)
     return lowest

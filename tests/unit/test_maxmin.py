@@ -85,7 +85,7 @@ def _heaviest_by_hand(resource, weight, path_length, frozen_round, saturated_rou
 def test_heaviest_saturated_matches_a_loop_over_each_path(data):
     resource_count = data.draw(st.integers(1, 6))
     flow_count = data.draw(st.integers(1, 8))
-    path_length = np.array([data.draw(st.integers(1, resource_count)) for _ in range(flow_count)])
+    path_length = np.array([data.draw(st.integers(0, resource_count)) for _ in range(flow_count)], dtype=np.int64)
     resource = np.concatenate(
         [np.array(data.draw(st.permutations(range(resource_count))))[:length] for length in path_length]
     ).astype(np.int64)
