@@ -289,7 +289,7 @@ class GlusterFsSystem(FileSystem):
             metadata_cpu_scale=metadata_scale,
         )
         profile.string("system.filesystem", choices={"glusterfs"})
-        profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded"))
+        profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded", "host.other_cpu"))
         return system
 
     # -- description --------------------------------------------------------------------

@@ -174,7 +174,7 @@ class MooseFsSystem(FileSystem):
             version=profile.string("moosefs.version", ""),
         )
         profile.string("system.filesystem", choices={"moosefs"})
-        profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded"))
+        profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded", "host.other_cpu"))
         return system
 
     # -- description --------------------------------------------------------------------

@@ -212,6 +212,16 @@ def test_the_xeon_cases_host_costs_are_the_fit_of_the_xeon_calibration_runs():
                 case.name,
                 name,
             )
+    # The built-in profile lists them for runs recorded on the Xeon (validate --live).
+    (listed,) = [
+        entry
+        for entry in load_profile("testbed-glusterfs").data["host"]["other_cpu"]
+        if entry["cpu_model"] == "Intel(R) Xeon(R) Processor"
+    ]
+    assert set(listed) == {"cpu_model", "busy_cpu_growth", *HOST_COSTS}
+    assert listed["busy_cpu_growth"] == pytest.approx(busy.busy_cpu_growth_, abs=1e-3)
+    for name in HOST_COSTS:
+        assert listed[name] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3, abs=1e-12), name
 
 
 def test_the_fit_recovers_known_request_costs():

@@ -132,6 +132,15 @@ def test_the_xeon_cases_host_costs_are_the_fit_of_the_xeon_calibration_runs():
         settings = tomllib.loads(case.read_text())["case"]["settings"]
         for name in ("write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte"):
             assert settings[f"host.{name}"] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3), (case.name, name)
+    # The built-in profile lists them for runs recorded on the Xeon (validate --live).
+    (listed,) = [
+        entry
+        for entry in load_profile("testbed-moosefs").data["host"]["other_cpu"]
+        if entry["cpu_model"] == "Intel(R) Xeon(R) Processor"
+    ]
+    assert set(listed) == {"cpu_model", "write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte"}
+    for name in ("write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte"):
+        assert listed[name] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3), name
     # A byte written or read costs this Xeon under half what it cost the EPYC; a chained
     # copy about the same.
     epyc = load_profile("testbed-moosefs").data["host"]

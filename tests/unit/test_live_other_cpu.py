@@ -1,0 +1,108 @@
+"""``simfs validate --live`` predicts a testbed run with the ``[host]`` costs fitted on
+the CPU it was recorded on (``[[host.other_cpu]]``), and says so."""
+
+import json
+import re
+import shutil
+import tomllib
+import warnings
+from pathlib import Path
+
+import pytest
+
+from simfs.errors import ProfileError
+from simfs.systems.profile import Profile, load_profile
+from simfs.validate.live import LiveMismatchWarning, compare_live, host_costs_for
+
+ROOT = Path(__file__).resolve().parents[2]
+XEON = "Intel(R) Xeon(R) Processor"
+# Eight GlusterFS clients on a 6+2 volume, recorded on the Xeon: CPU-bound, so the
+# machine's costs set the prediction (validation/README.md, "The testbed on the Intel Xeon").
+XEON_RUN = ROOT / "validation" / "testbed" / "xeon" / "runs" / "gluster-d6p2-clients" / "c8.json"
+XEON_CASE = ROOT / "validation" / "testbed" / "xeon" / "xeon-glusterfs-d6p2-clients-write.toml"
+
+
+def live(runs, system="testbed-glusterfs"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LiveMismatchWarning)
+        table = compare_live(runs, system)
+    notes = [str(w.message) for w in caught if w.category is LiveMismatchWarning]
+    return table.set_index("phase"), notes
+
+
+def test_a_xeon_run_is_predicted_with_the_xeon_costs(tmp_path):
+    table, notes = live([XEON_RUN])
+    assert table.attrs["cpu_costs_of"] == XEON
+    # The same prediction as a profile whose [host] holds the Xeon case's settings.
+    settings = tomllib.loads(XEON_CASE.read_text())["case"]["settings"]
+    text = load_profile("testbed-glusterfs").text
+    text = text[: text.index("[[host.other_cpu]]")]
+    for key, value in settings.items():
+        if key.startswith("host."):
+            field = key.rsplit(".", 1)[1]
+            text, count = re.subn(rf"^{field} = .*$", f"{field} = {json.dumps(value)}", text, flags=re.MULTILINE)
+            assert count == 1, field
+    path = tmp_path / "xeon-host.toml"
+    path.write_text(text)
+    by_case, _ = live([XEON_RUN], str(path))
+    assert by_case.attrs["cpu_costs_of"] == XEON
+    assert table.loc["write", "predicted"] == pytest.approx(by_case.loc["write", "predicted"], rel=1e-12)
+    # Not the EPYC's: with them the write at 8 clients is 8% slower (validation/README.md).
+    assert table.loc["write", "predicted"] > 1.05 * _epyc_prediction(XEON_RUN, tmp_path)
+    # No "another CPU" warning for the costs; one line says what stays the EPYC's.
+    assert not any("machine.cpu_model" in note for note in notes)
+    assert any("host.other_cpu" in note and "AMD EPYC" in note for note in notes)
+
+
+def test_a_run_on_a_cpu_the_profile_does_not_list_keeps_the_profile_costs_and_is_warned(tmp_path):
+    record = json.loads(XEON_RUN.read_text())
+    record["machine"]["cpu_model"] = "Some Other CPU"
+    run = tmp_path / "c8.json"
+    run.write_text(json.dumps(record))
+    table, notes = live([run])
+    assert table.attrs["cpu_costs_of"] == "AMD EPYC"
+    assert table.loc["write", "predicted"] == pytest.approx(_epyc_prediction(XEON_RUN, tmp_path), rel=1e-12)
+    assert any("Some Other CPU (machine.cpu_model)" in note for note in notes)
+
+
+def test_runs_on_two_cpus_keep_the_profile_costs(tmp_path):
+    epyc = ROOT / "validation" / "testbed" / "runs" / "servers-s8" / "c4.json"
+    copy = tmp_path / "xeon.json"
+    shutil.copy(ROOT / "validation" / "testbed" / "xeon" / "runs" / "clients-s4" / "c4.json", copy)
+    table, notes = live([epyc, copy], "testbed-moosefs")
+    assert table.attrs["cpu_costs_of"] == "AMD EPYC"
+    assert any(f"{XEON} (machine.cpu_model)" in note for note in notes)
+
+
+@pytest.mark.parametrize(
+    ("entries", "message"),
+    [
+        ('other_cpu = "Intel"', r"host\.other_cpu: expected an array of tables"),
+        ("other_cpu = [1]", r"host\.other_cpu\[0\]: expected a table"),
+        ("[[host.other_cpu]]\nread_cpu_s_per_byte = 1e-8", r"host\.other_cpu\[0\]\.cpu_model: expected the CPU's name"),
+        (
+            '[[host.other_cpu]]\ncpu_model = "A"\n[[host.other_cpu]]\ncpu_model = "B"\nread_cpu_s_per_bite = 1e-8',
+            r"host\.other_cpu\[1\]\.read_cpu_s_per_bite: not a \[host\] field \(expected one of: busy_cpu_growth",
+        ),
+    ],
+)
+def test_bad_other_cpu_entries_are_named(entries, message):
+    text = load_profile("testbed-moosefs").text
+    head = text[: text.index("[[host.other_cpu]]")]
+    if not entries.startswith("[["):
+        head = head.replace("[host]\n", f"[host]\n{entries}\n", 1)
+        entries = ""
+    profile = Profile.from_text(head + entries + "\n", "bad.toml")
+    with pytest.raises(ProfileError, match="^bad.toml: " + message):
+        host_costs_for(profile, XEON)
+
+
+def _epyc_prediction(run: Path, folder: Path) -> float:
+    """The write predicted for ``run`` as if it had been recorded on the EPYC."""
+    record = json.loads(run.read_text())
+    record["machine"]["cpu_model"] = "AMD EPYC"
+    path = folder / "as-epyc.json"
+    path.write_text(json.dumps(record))
+    table, notes = live([path])
+    assert table.attrs["cpu_costs_of"] == "AMD EPYC" and not notes
+    return table.loc["write", "predicted"]
