@@ -192,9 +192,10 @@ class FluidNetwork:
         self._load_now = np.zeros(0)
         # Flows live in fixed slots: a flow that ends frees its slot for the next one, so
         # an end costs its own path, not a compaction of every array (module docstring).
-        # Per slot: the flow (None: free), remaining work, rate, limiter, tag, kind, work,
-        # cap, share, 1.0 while occupied (0.0 while free), the order it started in, and its path padded to ``_path_width`` entries (weight 0
-        # past its length).
+        # Per slot: the flow (None: free), remaining work, rate, limiter, tag, kind, the
+        # work below which it is complete (``_done_work``), cap, share, 1.0 while occupied
+        # (0.0 while free), the order it started in, and its path padded to
+        # ``_path_width`` entries (weight 0 past its length).
         self._slot_flow: list[Flow | None] = []
         self._free_slots: list[int] = []
         self._flow_count = 0
@@ -204,7 +205,6 @@ class FluidNetwork:
         self._limiter = np.zeros(0, dtype=np.int64)
         self._tag = np.zeros(0, dtype=np.int64)
         self._kind = np.zeros(0, dtype=np.int64)
-        self._work = np.zeros(0)
         self._done_work = np.zeros(0)  # _DONE_REL x work: below it a flow is complete
         self._cap = np.zeros(0)
         self._share = np.zeros(0)
@@ -649,7 +649,6 @@ class FluidNetwork:
             ("_limiter", CAP),
             ("_tag", 0),
             ("_kind", 0),
-            ("_work", 1.0),
             ("_done_work", 0.0),
             ("_cap", np.inf),
             ("_share", 1.0),
@@ -698,7 +697,6 @@ class FluidNetwork:
         works = np.fromiter((f.work for f in new), dtype=float, count=count)
         self._path_length[slots] = length_array
         self._remaining[slots] = works
-        self._work[slots] = works
         self._done_work[slots] = _DONE_REL * works
         self._slot_rate[slots] = 0.0
         self._end_time[slots] = np.inf

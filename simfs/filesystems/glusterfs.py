@@ -115,6 +115,7 @@ from simfs.filesystems.core.readers import (
 from simfs.filesystems.core.system import ClientIo, FileSystem
 from simfs.hardware import RaidSet, ServerSpec, SharedHost
 from simfs.hardware.ssd import TMPFS_PAGES
+from simfs.systems.other_cpu import other_cpu_entries
 from simfs.systems.profile import Profile
 from simfs.units import format_bytes
 
@@ -166,6 +167,8 @@ class GlusterFsSystem(FileSystem):
         "metadata": "dht",
     }
     FILESYSTEM: ClassVar[str] = "glusterfs"
+    #: The ``[host]`` fields it reads (what a ``[[host.other_cpu]]`` entry may set).
+    HOST_FIELDS: ClassVar[tuple[str, ...]] = ("cores", *HOST_COSTS, "busy_cpu_growth")
     HASHED_PLACEMENT: ClassVar[bool] = True
 
     #: Data fragments (K) and redundancy fragments (M) of a subvolume; 1 and 0: distribute.
@@ -289,6 +292,7 @@ class GlusterFsSystem(FileSystem):
             metadata_cpu_scale=metadata_scale,
         )
         profile.string("system.filesystem", choices={"glusterfs"})
+        other_cpu_entries(profile, cls.HOST_FIELDS)  # checked here, used by validate --live
         profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded", "host.other_cpu"))
         return system
 

@@ -67,6 +67,7 @@ from simfs.filesystems.core.readers import (
 from simfs.filesystems.core.system import ClientIo, FileSystem
 from simfs.hardware import RaidSet, ServerSpec, SharedHost, SsdSpec
 from simfs.hardware.ssd import TMPFS_PAGES
+from simfs.systems.other_cpu import other_cpu_entries
 from simfs.systems.profile import Profile
 from simfs.units import format_bytes
 
@@ -87,6 +88,14 @@ class MooseFsSystem(FileSystem):
         "metadata": "master",
     }
     FILESYSTEM: ClassVar[str] = "moosefs"
+    #: The ``[host]`` fields it reads (what a ``[[host.other_cpu]]`` entry may set).
+    HOST_FIELDS: ClassVar[tuple[str, ...]] = (
+        "cores",
+        "write_cpu_s_per_byte",
+        "copy_cpu_s_per_byte",
+        "read_cpu_s_per_byte",
+        "busy_cpu_growth",
+    )
 
     store_kind: str = "tmpfs"
     version: str = ""
@@ -174,6 +183,7 @@ class MooseFsSystem(FileSystem):
             version=profile.string("moosefs.version", ""),
         )
         profile.string("system.filesystem", choices={"moosefs"})
+        other_cpu_entries(profile, cls.HOST_FIELDS)  # checked here, used by validate --live
         profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded", "host.other_cpu"))
         return system
 

@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from simfs.errors import ProfileError, SimfsError
+from simfs.errors import SimfsError
 from simfs.filesystems import system_from_profile
 from simfs.ingest import read_measurements
 from simfs.ingest.measurements import METRIC_UNITS
 from simfs.predict import NotSimulatedWarning, Point, Predictor, plan
 from simfs.runner.machine import shared_machine
-from simfs.systems.profile import Profile, load_profile
+from simfs.systems.other_cpu import host_costs_for, recorded_cpu
+from simfs.systems.profile import load_profile
 
 
 def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
@@ -38,28 +39,39 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
         except NotSimulatedWarning as exc:
             raise SimfsError(f"--live: {exc}") from None
     profile = load_profile(system)
-    machines = {path: machine for path in runs if (machine := _machine(path)) is not None}
-    ran_on = {machine.get("cpu_model") for machine in machines.values()}
-    measured_on = _recorded_cpu(profile)
+    measured_on = recorded_cpu(profile)
+    built = system_from_profile(profile)  # checks every [[host.other_cpu]] entry too
+    machines = {path: _machine(path) for path in runs}
+    # A run whose CPU cannot be read (no machine section, a folder) counts as unknown.
+    ran_on = {_cpu_of(machine) for machine in machines.values()}
     # Runs all made on one CPU whose [host] costs the profile also lists: predict with those.
-    other = host_costs_for(profile, next(iter(ran_on))) if len(ran_on) == 1 and None not in ran_on else None
+    host = profile.data.get("host")
+    listed = host.get("other_cpu", []) if isinstance(host, dict) else []
+    other = None
+    if len(ran_on) == 1 and None not in ran_on:
+        other = host_costs_for(profile, next(iter(ran_on)), getattr(type(built), "HOST_FIELDS", ()))
     if other is not None:
-        profile = other
-    built = system_from_profile(profile)
-    recorded_cpu = _recorded_cpu(profile)
+        profile = other[0]
+        built = system_from_profile(profile)
+    cpu_costs_of = recorded_cpu(profile)
     for path, machine in machines.items():
+        if machine is None:
+            continue
         for mismatch in (
             _other_file_system(machine, built),
-            _other_cpu(machine, recorded_cpu, built),
+            _other_cpu(machine, cpu_costs_of, built),
             _shared(machine),
         ):
             if mismatch:
                 warnings.warn(f"{path}: {mismatch}", LiveMismatchWarning, stacklevel=2)
-    if other is not None and measured_on and measured_on != recorded_cpu:
+    if other is not None:
         # Only [host] is refitted per CPU; the metadata servers' rates are the first CPU's.
+        entry = listed[other[1]]
+        replaced = ", ".join(field for field in entry if field != "cpu_model")
         warnings.warn(
-            f"{system}: the runs were on {recorded_cpu} and are predicted with its [host] CPU costs "
-            f"(host.other_cpu); the profile's other CPU-bound rates were measured on {measured_on}",
+            f"{system}: the runs were on {cpu_costs_of} and are predicted with that CPU's [host] costs from "
+            f"host.other_cpu[{other[1]}] ({replaced}); the rest of the profile's CPU-bound rates were measured "
+            f"on {measured_on}",
             LiveMismatchWarning,
             stacklevel=2,
         )
@@ -88,13 +100,13 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
         )
     table = pd.DataFrame(rows)
     # Whose CPU costs predicted the runs (None: the profile does not say).
-    table.attrs["cpu_costs_of"] = recorded_cpu
+    table.attrs["cpu_costs_of"] = cpu_costs_of
     return table
 
 
 def _machine(path: str | Path) -> dict | None:
     """A run record's ``machine`` section, or None (read_measurements has already refused
-    what cannot be read)."""
+    what cannot be read; a folder of records has no one machine)."""
     try:
         machine = json.loads(Path(path).read_text(encoding="utf-8"))["machine"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -102,44 +114,9 @@ def _machine(path: str | Path) -> dict | None:
     return machine if isinstance(machine, dict) else None
 
 
-def _recorded_cpu(profile: Profile) -> str | None:
-    """The CPU the profile's CPU-bound rates were measured on, where it says."""
-    return next(
-        (profile.raw(key) for key in ("machine.recorded.cpu_model", "host.recorded.cpu_model") if profile.has(key)),
-        None,
-    )
-
-
-def host_costs_for(profile: Profile, cpu_model: str) -> Profile | None:
-    """``profile`` with its ``[host]`` CPU costs replaced by the ones fitted on
-    ``cpu_model`` (a ``[[host.other_cpu]]`` entry of the same ``cpu_model``), or None
-    where it lists none for that CPU (or it is the one ``[host.recorded]`` names).
-
-    A testbed's costs are a machine's, not a file system's: the same one-client runs
-    refitted on another CPU give other costs (calibration/testbed/xeon/).  Every entry is
-    checked, whichever CPU is asked for: a field ``[host]`` does not have is an error."""
-    entries = profile.raw("host.other_cpu", [])
-    if not isinstance(entries, list):
-        raise ProfileError(f"{profile.origin}: host.other_cpu: expected an array of tables ([[host.other_cpu]])")
-    host = profile.raw("host", {})
-    fields = sorted(key for key, value in host.items() if not isinstance(value, (dict, list)))
-    chosen = None
-    for number, entry in enumerate(entries):
-        where = f"{profile.origin}: host.other_cpu[{number}]"
-        if not isinstance(entry, dict):
-            raise ProfileError(f"{where}: expected a table of [host] costs with its cpu_model")
-        model = entry.get("cpu_model")
-        if not isinstance(model, str) or not model.strip():
-            raise ProfileError(f"{where}.cpu_model: expected the CPU's name as run records give it (machine.cpu_model)")
-        unknown = sorted(set(entry) - set(fields) - {"cpu_model"})
-        if unknown:
-            raise ProfileError(f"{where}.{unknown[0]}: not a [host] field (expected one of: {', '.join(fields)})")
-        if model == cpu_model and chosen is None:
-            chosen = entry
-    if chosen is None or cpu_model == _recorded_cpu(profile):
-        return None
-    overrides = {f"host.{key}": value for key, value in chosen.items() if key != "cpu_model"}
-    return profile.with_overrides({**overrides, "host.recorded.cpu_model": cpu_model})
+def _cpu_of(machine: dict | None) -> str | None:
+    cpu = machine.get("cpu_model") if machine is not None else None
+    return cpu if isinstance(cpu, str) and cpu else None
 
 
 class LiveMismatchWarning(UserWarning):

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from simfs.errors import ProfileError
+from simfs.filesystems import MooseFsSystem, system_from_profile
+from simfs.systems.other_cpu import host_costs_for
 from simfs.systems.profile import Profile, load_profile
-from simfs.validate.live import LiveMismatchWarning, compare_live, host_costs_for
+from simfs.validate.live import LiveMismatchWarning, compare_live
 
 ROOT = Path(__file__).resolve().parents[2]
 XEON = "Intel(R) Xeon(R) Processor"
@@ -74,6 +76,38 @@ def test_runs_on_two_cpus_keep_the_profile_costs(tmp_path):
     assert any(f"{XEON} (machine.cpu_model)" in note for note in notes)
 
 
+def test_runs_whose_cpu_is_unknown_keep_the_profile_costs(tmp_path):
+    # A record without its machine section (or with a cpu_model that is not a name) beside
+    # a Xeon record: the set's CPU is not known, so the Xeon's costs are not assumed.
+    record = json.loads(XEON_RUN.read_text())
+    del record["machine"]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(record))
+    table, _ = live([bare, XEON_RUN])
+    assert table.attrs["cpu_costs_of"] == "AMD EPYC"
+    record = json.loads(XEON_RUN.read_text())
+    record["machine"]["cpu_model"] = ["not", "a", "name"]
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(record))
+    table, _ = live([odd])
+    assert table.attrs["cpu_costs_of"] == "AMD EPYC"
+    # A folder of records has no one machine: the profile's costs.
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(XEON_RUN, folder / "c8.json")
+    table, _ = live([folder])
+    assert table.attrs["cpu_costs_of"] == "AMD EPYC"
+
+
+def test_the_note_names_the_entry_and_the_fields_it_replaced():
+    _, notes = live([ROOT / "validation" / "testbed" / "xeon" / "runs" / "clients-s4" / "c4.json"], "testbed-moosefs")
+    (note,) = [note for note in notes if "host.other_cpu" in note]
+    assert (
+        "host.other_cpu[0] (write_cpu_s_per_byte, copy_cpu_s_per_byte, read_cpu_s_per_byte); the rest of the "
+        "profile's CPU-bound rates were measured on AMD EPYC" in note
+    )
+
+
 @pytest.mark.parametrize(
     ("entries", "message"),
     [
@@ -82,11 +116,24 @@ def test_runs_on_two_cpus_keep_the_profile_costs(tmp_path):
         ("[[host.other_cpu]]\nread_cpu_s_per_byte = 1e-8", r"host\.other_cpu\[0\]\.cpu_model: expected the CPU's name"),
         (
             '[[host.other_cpu]]\ncpu_model = "A"\n[[host.other_cpu]]\ncpu_model = "B"\nread_cpu_s_per_bite = 1e-8',
-            r"host\.other_cpu\[1\]\.read_cpu_s_per_bite: not a \[host\] field \(expected one of: busy_cpu_growth",
+            r"host\.other_cpu\[1\]\.read_cpu_s_per_bite: not a \[host\] field \(expected one of: cores, "
+            r"write_cpu_s_per_byte, copy_cpu_s_per_byte, read_cpu_s_per_byte, busy_cpu_growth\)",
+        ),
+        (
+            '[[host.other_cpu]]\ncpu_model = "A"\nread_cpu_s_per_byte = "x"',
+            r"host\.other_cpu\[0\]\.read_cpu_s_per_byte: expected a finite number >= 0, got 'x'",
+        ),
+        (
+            '[[host.other_cpu]]\ncpu_model = "A"\ncores = 1.5',
+            r"host\.other_cpu\[0\]\.cores: expected a positive whole number of cores, got 1\.5",
+        ),
+        (
+            '[[host.other_cpu]]\ncpu_model = "A"\n[[host.other_cpu]]\ncpu_model = "A"',
+            r"host\.other_cpu\[1\]\.cpu_model: 'A' is listed already, in host\.other_cpu\[0\]",
         ),
     ],
 )
-def test_bad_other_cpu_entries_are_named(entries, message):
+def test_bad_other_cpu_entries_are_named_when_the_profile_is_built(entries, message):
     text = load_profile("testbed-moosefs").text
     head = text[: text.index("[[host.other_cpu]]")]
     if not entries.startswith("[["):
@@ -94,7 +141,20 @@ def test_bad_other_cpu_entries_are_named(entries, message):
         entries = ""
     profile = Profile.from_text(head + entries + "\n", "bad.toml")
     with pytest.raises(ProfileError, match="^bad.toml: " + message):
-        host_costs_for(profile, XEON)
+        system_from_profile(profile)
+
+
+def test_the_chosen_costs_say_where_they_came_from():
+    profile = load_profile("testbed-moosefs")
+    chosen, number = host_costs_for(profile, XEON, MooseFsSystem.HOST_FIELDS)
+    assert number == 0 and chosen.origin.endswith("testbed-moosefs.toml (host.other_cpu[0])")
+    assert chosen.data["host"]["recorded"]["cpu_model"] == XEON
+    assert host_costs_for(profile, "Some Other CPU", MooseFsSystem.HOST_FIELDS) is None
+    # A profile whose [host] is the Xeon's already (as the Xeon cases' settings make it)
+    # keeps it, and its entry for the Xeon is no error.
+    xeon = profile.with_overrides({"host.recorded.cpu_model": XEON})
+    assert system_from_profile(xeon).shared_host is not None
+    assert host_costs_for(xeon, XEON, MooseFsSystem.HOST_FIELDS) is None
 
 
 def _epyc_prediction(run: Path, folder: Path) -> float:
