@@ -11,9 +11,7 @@ used, whichever CPU is at hand.
 
 from __future__ import annotations
 
-import math
-import numbers
-from typing import Any
+from typing import Any, NamedTuple
 
 from simfs.errors import ProfileError
 from simfs.systems.profile import Profile
@@ -33,11 +31,21 @@ def recorded_cpu(profile: Profile) -> str | None:
     return None
 
 
+class OtherCpuCosts(NamedTuple):
+    """The profile with one entry's costs in ``[host]``, the entry's number, and the
+    ``[host]`` fields it replaced."""
+
+    profile: Profile
+    number: int
+    fields: tuple[str, ...]
+
+
 def other_cpu_entries(profile: Profile, host_fields: tuple[str, ...]) -> list[tuple[int, str, dict[str, Any]]]:
     """Every ``[[host.other_cpu]]`` entry as ``(number, cpu_model, {field: value})``,
     checked: a table with a ``cpu_model`` of its own (not another entry's) and only
-    ``host_fields`` (the model's ``[host]`` fields), each a finite number >= 0 (``cores`` a positive whole number).  Each error is
-    one line naming ``host.other_cpu[N].field``."""
+    ``host_fields`` (the model's ``[host]`` fields), each a number >= 0 (``cores`` a
+    positive integer) as :meth:`Profile.number` checks it.  Each error is one line naming
+    ``host.other_cpu[N].field``."""
     host = profile.data.get("host")
     entries = host.get("other_cpu", []) if isinstance(host, dict) else []
     if not isinstance(entries, list):
@@ -45,42 +53,41 @@ def other_cpu_entries(profile: Profile, host_fields: tuple[str, ...]) -> list[tu
     seen: dict[str, int] = {}
     checked = []
     for number, entry in enumerate(entries):
-        where = f"{profile.origin}: host.other_cpu[{number}]"
+        name = f"host.other_cpu[{number}]"
         if not isinstance(entry, dict):
-            raise ProfileError(f"{where}: expected a table of [host] costs with its cpu_model")
-        model = entry.get("cpu_model")
-        if not isinstance(model, str) or not model.strip():
-            raise ProfileError(f"{where}.cpu_model: expected the CPU's name as run records give it (machine.cpu_model)")
+            raise ProfileError(f"{profile.origin}: {name}: expected a table of [host] costs with its cpu_model")
+        # The entry as a profile of its own, so its fields are read as [host]'s are.
+        fields = Profile({"host": {f"other_cpu[{number}]": entry}}, profile.origin)
+        model = fields.string(f"{name}.cpu_model", "")
+        if not model.strip():
+            raise ProfileError(
+                f"{profile.origin}: {name}.cpu_model: expected the CPU's name as run records give it (machine.cpu_model)"
+            )
         if model in seen:
-            raise ProfileError(f"{where}.cpu_model: {model!r} is listed already, in host.other_cpu[{seen[model]}]")
+            raise ProfileError(
+                f"{profile.origin}: {name}.cpu_model: {model!r} is listed already, in host.other_cpu[{seen[model]}]"
+            )
         seen[model] = number
         values = {}
-        for field, value in entry.items():
+        for field in entry:
             if field == "cpu_model":
                 continue
             if field not in host_fields:
-                raise ProfileError(f"{where}.{field}: not a [host] field (expected one of: {', '.join(host_fields)})")
+                raise ProfileError(
+                    f"{profile.origin}: {name}.{field}: not a [host] field (expected one of: {', '.join(host_fields)})"
+                )
             whole = field == "cores"
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, numbers.Real)
-                or not math.isfinite(value)
-                or value < 0
-                or (whole and (value != int(value) or value < 1))
-            ):
-                expected = "a positive whole number of cores" if whole else "a finite number >= 0"
-                raise ProfileError(f"{where}.{field}: expected {expected}, got {value!r}")
-            values[field] = value
+            values[field] = fields.number(f"{name}.{field}", minimum=0, integer=whole, positive=whole)
         checked.append((number, model, values))
     return checked
 
 
-def host_costs_for(profile: Profile, cpu_model: str, host_fields: tuple[str, ...]) -> tuple[Profile, int] | None:
+def host_costs_for(profile: Profile, cpu_model: str, host_fields: tuple[str, ...]) -> OtherCpuCosts | None:
     """``profile`` with its ``[host]`` fields replaced by those of the entry for
-    ``cpu_model``, and that entry's number; None where no entry names that CPU or
-    ``[host]`` is that CPU's already (its ``recorded.cpu_model``).  The copy
-    says where its costs came from (``origin (host.other_cpu[N])``), records ``cpu_model``
-    as the CPU it was fitted on and lists no other CPUs."""
+    ``cpu_model``; None where no entry names that CPU or ``[host]`` is that CPU's already
+    (its ``recorded.cpu_model``).  The copy says where its costs came from
+    (``origin (host.other_cpu[N])``), records ``cpu_model`` as the CPU it was fitted on
+    and lists no other CPUs."""
     entries = other_cpu_entries(profile, host_fields)
     if cpu_model == recorded_cpu(profile):
         # [host] is that CPU's already (a case's settings may set both): nothing to replace.
@@ -89,9 +96,11 @@ def host_costs_for(profile: Profile, cpu_model: str, host_fields: tuple[str, ...
         if model != cpu_model:
             continue
         overrides = {f"host.{field}": value for field, value in values.items()}
+        # Whichever key says where the CPU-bound rates were measured now says this CPU.
         overrides.update({key: cpu_model for key in RECORDED_CPU_KEYS if profile.has(key)})
         overrides["host.recorded.cpu_model"] = cpu_model
         data = profile.with_overrides(overrides).data
         del data["host"]["other_cpu"]  # a profile of that one CPU now
-        return Profile(data, f"{profile.origin} (host.other_cpu[{number}])", profile.text), number
+        chosen = Profile(data, f"{profile.origin} (host.other_cpu[{number}])", profile.text)
+        return OtherCpuCosts(chosen, number, tuple(values))
     return None

@@ -45,13 +45,11 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
     # A run whose CPU cannot be read (no machine section, a folder) counts as unknown.
     ran_on = {_cpu_of(machine) for machine in machines.values()}
     # Runs all made on one CPU whose [host] costs the profile also lists: predict with those.
-    host = profile.data.get("host")
-    listed = host.get("other_cpu", []) if isinstance(host, dict) else []
     other = None
     if len(ran_on) == 1 and None not in ran_on:
         other = host_costs_for(profile, next(iter(ran_on)), getattr(type(built), "HOST_FIELDS", ()))
     if other is not None:
-        profile = other[0]
+        profile = other.profile
         built = system_from_profile(profile)
     cpu_costs_of = recorded_cpu(profile)
     for path, machine in machines.items():
@@ -66,11 +64,9 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
                 warnings.warn(f"{path}: {mismatch}", LiveMismatchWarning, stacklevel=2)
     if other is not None:
         # Only [host] is refitted per CPU; the metadata servers' rates are the first CPU's.
-        entry = listed[other[1]]
-        replaced = ", ".join(field for field in entry if field != "cpu_model")
         warnings.warn(
             f"{system}: the runs were on {cpu_costs_of} and are predicted with that CPU's [host] costs from "
-            f"host.other_cpu[{other[1]}] ({replaced}); the rest of the profile's CPU-bound rates were measured "
+            f"host.other_cpu[{other.number}] ({', '.join(other.fields)}); the rest of the profile's CPU-bound rates were measured "
             f"on {measured_on}",
             LiveMismatchWarning,
             stacklevel=2,

@@ -121,11 +121,15 @@ def test_the_note_names_the_entry_and_the_fields_it_replaced():
         ),
         (
             '[[host.other_cpu]]\ncpu_model = "A"\nread_cpu_s_per_byte = "x"',
-            r"host\.other_cpu\[0\]\.read_cpu_s_per_byte: expected a finite number >= 0, got 'x'",
+            r"host\.other_cpu\[0\]\.read_cpu_s_per_byte: expected a number, got 'x'",
         ),
         (
             '[[host.other_cpu]]\ncpu_model = "A"\ncores = 1.5',
-            r"host\.other_cpu\[0\]\.cores: expected a positive whole number of cores, got 1\.5",
+            r"host\.other_cpu\[0\]\.cores: expected an integer, got 1\.5",
+        ),
+        (
+            '[[host.other_cpu]]\ncpu_model = "A"\nread_cpu_s_per_byte = -1e-8',
+            r"host\.other_cpu\[0\]\.read_cpu_s_per_byte: expected >= 0, got -1e-08",
         ),
         (
             '[[host.other_cpu]]\ncpu_model = "A"\n[[host.other_cpu]]\ncpu_model = "A"',
@@ -146,9 +150,11 @@ def test_bad_other_cpu_entries_are_named_when_the_profile_is_built(entries, mess
 
 def test_the_chosen_costs_say_where_they_came_from():
     profile = load_profile("testbed-moosefs")
-    chosen, number = host_costs_for(profile, XEON, MooseFsSystem.HOST_FIELDS)
-    assert number == 0 and chosen.origin.endswith("testbed-moosefs.toml (host.other_cpu[0])")
-    assert chosen.data["host"]["recorded"]["cpu_model"] == XEON
+    chosen = host_costs_for(profile, XEON, MooseFsSystem.HOST_FIELDS)
+    assert chosen.number == 0 and chosen.profile.origin.endswith("testbed-moosefs.toml (host.other_cpu[0])")
+    assert chosen.fields == ("write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte")
+    assert chosen.profile.data["host"]["recorded"]["cpu_model"] == XEON
+    assert "other_cpu" not in chosen.profile.data["host"]
     assert host_costs_for(profile, "Some Other CPU", MooseFsSystem.HOST_FIELDS) is None
     # A profile whose [host] is the Xeon's already (as the Xeon cases' settings make it)
     # keeps it, and its entry for the Xeon is no error.
