@@ -448,13 +448,41 @@ def _systems(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from simfs.api import load_system, split_overrides
+    from simfs.systems.profile import load_profile
 
     _, profile_overrides = split_overrides(_pairs(args.set, "--set"))
-    system = load_system(args.system, profile_overrides)
+    profile = load_profile(args.system)
+    system = load_system(profile, profile_overrides)
     print(system.describe())
+    for line in _other_cpus(profile.with_overrides(profile_overrides) if profile_overrides else profile, system):
+        print(line)
     if profile_overrides:
         _note_scaled_counts(load_system(args.system), system, profile_overrides)
     return 0
+
+
+def _other_cpus(profile, system) -> list[str]:  # noqa: ANN001
+    """What the system's CPU-bound lines become on each CPU a ``[[host.other_cpu]]`` entry
+    lists (``validate --live`` predicts that CPU's runs with them)."""
+    fields = getattr(type(system), "OTHER_CPU_FIELDS", None)
+    if not fields:
+        return []
+    from simfs.filesystems import system_from_profile
+    from simfs.systems.other_cpu import host_costs_for, other_cpu_entries, recorded_cpu
+
+    lines = []
+    for number, model, _ in other_cpu_entries(profile, fields):
+        chosen = host_costs_for(profile, model, fields)
+        if chosen is None:
+            continue  # the CPU the rates above were measured on
+        if not lines:
+            lines.append(
+                f"  the CPU-bound rates above were measured on {recorded_cpu(profile) or 'an unnamed CPU'}; "
+                "runs recorded on another listed CPU are predicted (validate --live) with:"
+            )
+        lines.append(f"  on {model} (host.other_cpu[{number}]):")
+        lines += [f"  {line}" for line in system_from_profile(chosen.profile).cpu_bound_lines()]
+    return lines
 
 
 def _note_scaled_counts(base, changed, overrides: dict[str, object]) -> None:  # noqa: ANN001

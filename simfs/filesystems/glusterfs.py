@@ -167,8 +167,23 @@ class GlusterFsSystem(FileSystem):
         "metadata": "dht",
     }
     FILESYSTEM: ClassVar[str] = "glusterfs"
-    #: The ``[host]`` fields it reads (what a ``[[host.other_cpu]]`` entry may set).
-    HOST_FIELDS: ClassVar[tuple[str, ...]] = ("cores", *HOST_COSTS, "busy_cpu_growth")
+    #: What a ``[[host.other_cpu]]`` entry may set: the ``[host]`` fields it reads, the
+    #: ``[dht]`` rates (CPU time per request on the shared cores) and the lone request's
+    #: wait (``simfs/testbed/metadata_cpu.py``).
+    OTHER_CPU_FIELDS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "host": ("cores", *HOST_COSTS, "busy_cpu_growth"),
+        "dht": (
+            "request_parallelism",
+            "create_per_s",
+            "open_per_s",
+            "close_per_s",
+            "stat_per_s",
+            "remove_per_s",
+            "lock_handover_cpu_s",
+            "per_brick_cpu_fraction",
+        ),
+        "glusterfs": ("metadata_latency_s",),
+    }
     HASHED_PLACEMENT: ClassVar[bool] = True
 
     #: Data fragments (K) and redundancy fragments (M) of a subvolume; 1 and 0: distribute.
@@ -292,11 +307,37 @@ class GlusterFsSystem(FileSystem):
             metadata_cpu_scale=metadata_scale,
         )
         profile.string("system.filesystem", choices={"glusterfs"})
-        other_cpu_entries(profile, cls.HOST_FIELDS)  # checked here, used by validate --live
+        other_cpu_entries(profile, cls.OTHER_CPU_FIELDS)  # checked here, used by validate --live
         profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded", "host.other_cpu"))
         return system
 
     # -- description --------------------------------------------------------------------
+    def cpu_bound_lines(self) -> list[str]:
+        """The lines of :meth:`describe` whose rates the machine's cores set (what a
+        ``[[host.other_cpu]]`` entry changes)."""
+        lines = []
+        if self.shared_host is not None:
+            host = self.shared_host
+            lines.append(
+                f"  shared host: {host.cores} cores for every brick and client; CPU per byte on this volume with "
+                f"every core busy {host.cpu_s_per_byte('write') * 1e9:.3g} ns written, "
+                f"{host.cpu_s_per_byte('read') * 1e9:.3g} ns read (per-request costs, [host], "
+                f"{1 + host.busy_cpu_growth:.4g} x an idle machine's) = at most "
+                f"{host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
+                f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
+            )
+        scaled = (
+            f" (CPU per request {self.metadata_cpu_scale:.3g} x the {self.metadata_measured_bricks}-brick "
+            f"volume's it was measured on)"
+            if self.metadata_cpu_scale != 1
+            else ""
+        )
+        lines.append(
+            f"  metadata on the bricks ([dht], {self.metadata.cores} cores){scaled}: {self.metadata.describe()}; "
+            f"{self.io.metadata_latency_s * 1e3:.3g} ms round trip"
+        )
+        return lines
+
     def describe(self) -> str:
         c, t = self.client, self.io
         version = f" {self.version}" if self.version else ""
@@ -319,26 +360,7 @@ class GlusterFsSystem(FileSystem):
             f"{self.server.network.bandwidth_Bps / 1e6:.4g} MB/s, store on {self.store_kind})",
             f"  switch port buffer {format_bytes(self.port_buffer_bytes)}, minimum RTO {self.rto_min_s * 1e3:.3g} ms",
         ]
-        if self.shared_host is not None:
-            host = self.shared_host
-            lines.append(
-                f"  shared host: {host.cores} cores for every brick and client; CPU per byte on this volume with "
-                f"every core busy {host.cpu_s_per_byte('write') * 1e9:.3g} ns written, "
-                f"{host.cpu_s_per_byte('read') * 1e9:.3g} ns read (per-request costs, [host], "
-                f"{1 + host.busy_cpu_growth:.4g} x an idle machine's) = at most "
-                f"{host.ceiling_Bps('write') / 1e6:.4g} MB/s written, "
-                f"{host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
-            )
-        scaled = (
-            f" (CPU per request {self.metadata_cpu_scale:.3g} x the {self.metadata_measured_bricks}-brick "
-            f"volume's it was measured on)"
-            if self.metadata_cpu_scale != 1
-            else ""
-        )
-        lines.append(
-            f"  metadata on the bricks ([dht], {self.metadata.cores} cores){scaled}: {self.metadata.describe()}; "
-            f"{self.io.metadata_latency_s * 1e3:.3g} ms round trip"
-        )
+        lines.extend(self.cpu_bound_lines())
         lines.append(self.mechanisms_line())
         return "\n".join(lines)
 

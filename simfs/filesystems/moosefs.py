@@ -88,14 +88,14 @@ class MooseFsSystem(FileSystem):
         "metadata": "master",
     }
     FILESYSTEM: ClassVar[str] = "moosefs"
-    #: The ``[host]`` fields it reads (what a ``[[host.other_cpu]]`` entry may set).
-    HOST_FIELDS: ClassVar[tuple[str, ...]] = (
-        "cores",
-        "write_cpu_s_per_byte",
-        "copy_cpu_s_per_byte",
-        "read_cpu_s_per_byte",
-        "busy_cpu_growth",
-    )
+    #: What a ``[[host.other_cpu]]`` entry may set: the ``[host]`` fields it reads, the
+    #: master's rates (its CPU time per request on the shared cores) and the lone
+    #: request's wait (``simfs/testbed/metadata_cpu.py``).
+    OTHER_CPU_FIELDS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "host": ("cores", "write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte", "busy_cpu_growth"),
+        "master": ("request_parallelism", "create_per_s", "open_per_s", "close_per_s", "stat_per_s", "remove_per_s"),
+        "moosefs": ("metadata_latency_s",),
+    }
 
     store_kind: str = "tmpfs"
     version: str = ""
@@ -183,13 +183,40 @@ class MooseFsSystem(FileSystem):
             version=profile.string("moosefs.version", ""),
         )
         profile.string("system.filesystem", choices={"moosefs"})
-        other_cpu_entries(profile, cls.HOST_FIELDS)  # checked here, used by validate --live
+        other_cpu_entries(profile, cls.OTHER_CPU_FIELDS)  # checked here, used by validate --live
         profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded", "host.other_cpu"))
         return system
 
     # -- description --------------------------------------------------------------------
+    def cpu_bound_lines(self) -> list[str]:
+        """The lines of :meth:`describe` whose rates the machine's cores set (what a
+        ``[[host.other_cpu]]`` entry changes)."""
+        return [self._master_line(), *([self._shared_host_line()] if self.shared_host is not None else [])]
+
+    def _master_line(self) -> str:
+        md, t = self.metadata, self.io
+        return (
+            f"  master: {md.describe()}; on {md.cores} core(s), a request using up to "
+            f"{md.request_parallelism:.3g} at once; {t.metadata_latency_s * 1e3:.3g} ms round trip"
+        )
+
+    def _shared_host_line(self) -> str:
+        host, copies = self.shared_host, self.stored_copies
+        return (
+            f"  shared host: {host.cores} cores for every daemon and client; CPU per byte "
+            f"{host.write_cpu_s_per_byte * 1e9:.3g} ns written, {host.copy_cpu_s_per_byte * 1e9:.3g} ns per "
+            f"chained copy, {host.read_cpu_s_per_byte * 1e9:.3g} ns read"
+            + (
+                f" (an idle machine's; {1 + host.busy_cpu_growth:.4g} x with every core busy)"
+                if host.busy_cpu_growth
+                else ""
+            )
+            + " = at most "
+            f"{host.ceiling_Bps('write', copies) / 1e6:.4g} MB/s written, {host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
+        )
+
     def describe(self) -> str:
-        c, t, md = self.client, self.io, self.metadata
+        c, t = self.client, self.io
         version = f" {self.version}" if self.version else ""
         lines = [
             f"{self.name}: {self.description}",
@@ -200,8 +227,7 @@ class MooseFsSystem(FileSystem):
             f"{c.network.name} {c.network.bandwidth_Bps / 1e6:.4g} MB/s); FUSE copy per core "
             f"{c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s write/read, "
             f"{c.call_overhead_s * 1e6:.3g} us per call",
-            f"  master: {md.describe()}; on {md.cores} core(s), a request using up to "
-            f"{md.request_parallelism:.3g} at once; {t.metadata_latency_s * 1e3:.3g} ms round trip",
+            self._master_line(),
             f"  chunkservers: {self.server_count} x ({self.server.network.name} "
             f"{self.server.network.bandwidth_Bps / 1e6:.4g} MB/s, store on {self.store_kind})",
             f"  client I/O: {t.max_rpcs_in_flight} blocks in flight per chunkserver, "
@@ -209,19 +235,7 @@ class MooseFsSystem(FileSystem):
             f"{format_bytes(t.max_dirty_bytes_per_osc)} per chunkserver, readahead {format_bytes(t.max_read_ahead_bytes)}",
         ]
         if self.shared_host is not None:
-            host, copies = self.shared_host, self.stored_copies
-            lines.append(
-                f"  shared host: {host.cores} cores for every daemon and client; CPU per byte "
-                f"{host.write_cpu_s_per_byte * 1e9:.3g} ns written, {host.copy_cpu_s_per_byte * 1e9:.3g} ns per "
-                f"chained copy, {host.read_cpu_s_per_byte * 1e9:.3g} ns read"
-                + (
-                    f" (an idle machine's; {1 + host.busy_cpu_growth:.4g} x with every core busy)"
-                    if host.busy_cpu_growth
-                    else ""
-                )
-                + " = at most "
-                f"{host.ceiling_Bps('write', copies) / 1e6:.4g} MB/s written, {host.ceiling_Bps('read') / 1e6:.4g} MB/s read"
-            )
+            lines.append(self._shared_host_line())
         lines.append(self.mechanisms_line())
         clients = self.client_count * c.network.bandwidth_Bps
         servers = self.server_count * self.server.network.bandwidth_Bps

@@ -1,16 +1,27 @@
-"""``[[host.other_cpu]]``: a testbed profile's ``[host]`` CPU costs fitted on other CPUs.
+"""``[[host.other_cpu]]``: a testbed profile's CPU-bound costs fitted on other CPUs.
 
 A shared host's costs are a machine's, not a file system's: the same one-client runs
 refitted on another CPU give other costs (``calibration/testbed/xeon/``).  A profile lists
 them as entries of their own, each with the ``cpu_model`` a run record gives
-(``machine.cpu_model``) and any of the model's ``[host]`` fields; ``simfs validate --live``
-predicts runs recorded on that CPU with them (:func:`host_costs_for`).  The builders check
-every entry (:func:`other_cpu_entries`), so a bad one is found when the profile is first
-used, whichever CPU is at hand.
+(``machine.cpu_model``), any of the model's ``[host]`` fields, and sub-tables of the other
+tables whose rates the cores set (the metadata rates: MooseFS's ``[master]`` and its
+``[moosefs]`` request latency, GlusterFS's ``[dht]`` and ``[glusterfs]``), as the model's
+``OTHER_CPU_FIELDS`` names them::
+
+    [[host.other_cpu]]
+    cpu_model = "Intel(R) Xeon(R) Processor"
+    write_cpu_s_per_byte = 1.788e-08
+    [host.other_cpu.master]
+    create_per_s = 5689.0
+
+``simfs validate --live`` predicts runs recorded on that CPU with them
+(:func:`host_costs_for`).  The builders check every entry (:func:`other_cpu_entries`), so
+a bad one is found when the profile is first used, whichever CPU is at hand.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from simfs.errors import ProfileError
@@ -32,24 +43,26 @@ def recorded_cpu(profile: Profile) -> str | None:
 
 
 class OtherCpuCosts(NamedTuple):
-    """The profile with one entry's costs in ``[host]``, the entry's number, and the
-    ``[host]`` fields it replaced."""
+    """The profile with one entry's costs in place, the entry's number, and the fields it
+    replaced (``[host]``'s by name, the other tables' as ``table.field``)."""
 
     profile: Profile
     number: int
     fields: tuple[str, ...]
 
 
-def other_cpu_entries(profile: Profile, host_fields: tuple[str, ...]) -> list[tuple[int, str, dict[str, Any]]]:
-    """Every ``[[host.other_cpu]]`` entry as ``(number, cpu_model, {field: value})``,
-    checked: a table with a ``cpu_model`` of its own (not another entry's) and only
-    ``host_fields`` (the model's ``[host]`` fields), each a number >= 0 (``cores`` a
-    positive integer) as :meth:`Profile.number` checks it.  Each error is one line naming
-    ``host.other_cpu[N].field``."""
+def other_cpu_entries(profile: Profile, fields: Mapping[str, tuple[str, ...]]) -> list[tuple[int, str, dict[str, Any]]]:
+    """Every ``[[host.other_cpu]]`` entry as ``(number, cpu_model, {"table.field": value})``,
+    checked: a table with a ``cpu_model`` of its own (not another entry's), the fields
+    ``fields["host"]`` names (the model's ``[host]`` fields) and sub-tables named by the
+    other keys of ``fields`` with the fields each lists, each value a number >= 0 (``cores``
+    a positive integer) as :meth:`Profile.number` checks it.  Each error is one line naming
+    ``host.other_cpu[N].field`` (``host.other_cpu[N].table.field``)."""
     host = profile.data.get("host")
     entries = host.get("other_cpu", []) if isinstance(host, dict) else []
     if not isinstance(entries, list):
         raise ProfileError(f"{profile.origin}: host.other_cpu: expected an array of tables ([[host.other_cpu]])")
+    tables = [table for table in fields if table != "host"]
     seen: dict[str, int] = {}
     checked = []
     for number, entry in enumerate(entries):
@@ -57,8 +70,8 @@ def other_cpu_entries(profile: Profile, host_fields: tuple[str, ...]) -> list[tu
         if not isinstance(entry, dict):
             raise ProfileError(f"{profile.origin}: {name}: expected a table of [host] costs with its cpu_model")
         # The entry as a profile of its own, so its fields are read as [host]'s are.
-        fields = Profile({"host": {f"other_cpu[{number}]": entry}}, profile.origin)
-        model = fields.string(f"{name}.cpu_model", "")
+        own = Profile({"host": {f"other_cpu[{number}]": entry}}, profile.origin)
+        model = own.string(f"{name}.cpu_model", "")
         if not model.strip():
             raise ProfileError(
                 f"{profile.origin}: {name}.cpu_model: expected the CPU's name as run records give it (machine.cpu_model)"
@@ -69,38 +82,54 @@ def other_cpu_entries(profile: Profile, host_fields: tuple[str, ...]) -> list[tu
             )
         seen[model] = number
         values = {}
-        for field in entry:
-            if field == "cpu_model":
+        for key, value in entry.items():
+            if key == "cpu_model":
                 continue
-            if field not in host_fields:
+            if key in tables:
+                if not isinstance(value, dict):
+                    raise ProfileError(
+                        f"{profile.origin}: {name}.{key}: expected a table ([host.other_cpu.{key}]) of [{key}] rates"
+                    )
+                for field in value:
+                    if field not in fields[key]:
+                        raise ProfileError(
+                            f"{profile.origin}: {name}.{key}.{field}: not a [{key}] rate another CPU's entry may "
+                            f"set (expected one of: {', '.join(fields[key])})"
+                        )
+                    values[f"{key}.{field}"] = own.number(f"{name}.{key}.{field}", minimum=0)
+                continue
+            if key not in fields.get("host", ()):
+                also = f"; or a table of: {', '.join(tables)}" if tables else ""
                 raise ProfileError(
-                    f"{profile.origin}: {name}.{field}: not a [host] field (expected one of: {', '.join(host_fields)})"
+                    f"{profile.origin}: {name}.{key}: not a [host] field "
+                    f"(expected one of: {', '.join(fields.get('host', ()))}{also})"
                 )
-            whole = field == "cores"
-            values[field] = fields.number(f"{name}.{field}", minimum=0, integer=whole, positive=whole)
+            whole = key == "cores"
+            values[f"host.{key}"] = own.number(f"{name}.{key}", minimum=0, integer=whole, positive=whole)
         checked.append((number, model, values))
     return checked
 
 
-def host_costs_for(profile: Profile, cpu_model: str, host_fields: tuple[str, ...]) -> OtherCpuCosts | None:
-    """``profile`` with its ``[host]`` fields replaced by those of the entry for
-    ``cpu_model``; None where no entry names that CPU or ``[host]`` is that CPU's already
-    (its ``recorded.cpu_model``).  The copy says where its costs came from
-    (``origin (host.other_cpu[N])``), records ``cpu_model`` as the CPU it was fitted on
-    and lists no other CPUs."""
-    entries = other_cpu_entries(profile, host_fields)
+def host_costs_for(profile: Profile, cpu_model: str, fields: Mapping[str, tuple[str, ...]]) -> OtherCpuCosts | None:
+    """``profile`` with the fields of the entry for ``cpu_model`` in place (``fields`` as
+    :func:`other_cpu_entries` takes it); None where no entry names that CPU or ``[host]``
+    is that CPU's already (its ``recorded.cpu_model``).  The copy says where its costs
+    came from (``origin (host.other_cpu[N])``), records ``cpu_model`` as the CPU it was
+    fitted on and lists no other CPUs."""
+    entries = other_cpu_entries(profile, fields)
     if cpu_model == recorded_cpu(profile):
         # [host] is that CPU's already (a case's settings may set both): nothing to replace.
         return None
     for number, model, values in entries:
         if model != cpu_model:
             continue
-        overrides = {f"host.{field}": value for field, value in values.items()}
+        overrides = dict(values)
         # Whichever key says where the CPU-bound rates were measured now says this CPU.
         overrides.update({key: cpu_model for key in RECORDED_CPU_KEYS if profile.has(key)})
         overrides["host.recorded.cpu_model"] = cpu_model
         data = profile.with_overrides(overrides).data
         del data["host"]["other_cpu"]  # a profile of that one CPU now
         chosen = Profile(data, f"{profile.origin} (host.other_cpu[{number}])", profile.text)
-        return OtherCpuCosts(chosen, number, tuple(values))
+        replaced = tuple(key.removeprefix("host.") for key in values)
+        return OtherCpuCosts(chosen, number, replaced)
     return None

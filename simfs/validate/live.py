@@ -44,10 +44,10 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
     machines = {path: _machine(path) for path in runs}
     # A run whose CPU cannot be read (no machine section, a folder) counts as unknown.
     ran_on = {_cpu_of(machine) for machine in machines.values()}
-    # Runs all made on one CPU whose [host] costs the profile also lists: predict with those.
+    # Runs all made on one CPU whose costs the profile also lists: predict with those.
     other = None
     if len(ran_on) == 1 and None not in ran_on:
-        other = host_costs_for(profile, next(iter(ran_on)), getattr(type(built), "HOST_FIELDS", ()))
+        other = host_costs_for(profile, next(iter(ran_on)), getattr(type(built), "OTHER_CPU_FIELDS", {}))
     if other is not None:
         profile = other.profile
         built = system_from_profile(profile)
@@ -63,10 +63,10 @@ def compare_live(runs: list[str | Path], system: str) -> pd.DataFrame:
             if mismatch:
                 warnings.warn(f"{path}: {mismatch}", LiveMismatchWarning, stacklevel=2)
     if other is not None:
-        # Only [host] is refitted per CPU; the metadata servers' rates are the first CPU's.
+        # What the entry does not list stays the first CPU's.
         warnings.warn(
-            f"{system}: the runs were on {cpu_costs_of} and are predicted with that CPU's [host] costs from "
-            f"host.other_cpu[{other.number}] ({', '.join(other.fields)}); the rest of the profile's CPU-bound rates were measured "
+            f"{system}: the runs were on {cpu_costs_of} and are predicted with that CPU's costs from "
+            f"host.other_cpu[{other.number}] ({_by_table(other.fields)}); the rest of the profile's CPU-bound rates were measured "
             f"on {measured_on}",
             LiveMismatchWarning,
             stacklevel=2,
@@ -143,6 +143,16 @@ def _other_file_system(machine: dict, system: object) -> str | None:
         return None
     models = f"{kind} ({getattr(system, 'fs_type', '')})" if kind == "local" else kind
     return f"the run was on {mounted} (machine.target.fs_type) and {system.name} models {models}: this compares two different systems"
+
+
+def _by_table(fields: tuple[str, ...]) -> str:
+    """``[host] a, b; [master] c`` from an entry's replaced fields (``[host]``'s bare, the
+    other tables' as ``table.field``)."""
+    tables: dict[str, list[str]] = {}
+    for field in fields:
+        table, _, name = field.rpartition(".")
+        tables.setdefault(table or "host", []).append(name)
+    return "; ".join(f"[{table}] {', '.join(names)}" for table, names in tables.items())
 
 
 def _other_cpu(machine: dict, recorded: object, system: object) -> str | None:

@@ -103,8 +103,9 @@ def test_the_note_names_the_entry_and_the_fields_it_replaced():
     _, notes = live([ROOT / "validation" / "testbed" / "xeon" / "runs" / "clients-s4" / "c4.json"], "testbed-moosefs")
     (note,) = [note for note in notes if "host.other_cpu" in note]
     assert (
-        "host.other_cpu[0] (write_cpu_s_per_byte, copy_cpu_s_per_byte, read_cpu_s_per_byte); the rest of the "
-        "profile's CPU-bound rates were measured on AMD EPYC" in note
+        "host.other_cpu[0] ([host] write_cpu_s_per_byte, copy_cpu_s_per_byte, read_cpu_s_per_byte; [master] "
+        "request_parallelism, create_per_s, close_per_s, stat_per_s, open_per_s, remove_per_s; [moosefs] "
+        "metadata_latency_s); the rest of the profile's CPU-bound rates were measured on AMD EPYC" in note
     )
 
 
@@ -117,7 +118,21 @@ def test_the_note_names_the_entry_and_the_fields_it_replaced():
         (
             '[[host.other_cpu]]\ncpu_model = "A"\n[[host.other_cpu]]\ncpu_model = "B"\nread_cpu_s_per_bite = 1e-8',
             r"host\.other_cpu\[1\]\.read_cpu_s_per_bite: not a \[host\] field \(expected one of: cores, "
-            r"write_cpu_s_per_byte, copy_cpu_s_per_byte, read_cpu_s_per_byte, busy_cpu_growth\)",
+            r"write_cpu_s_per_byte, copy_cpu_s_per_byte, read_cpu_s_per_byte, busy_cpu_growth; or a table of: "
+            r"master, moosefs\)",
+        ),
+        (
+            '[[host.other_cpu]]\ncpu_model = "A"\nmaster = 1',
+            r"host\.other_cpu\[0\]\.master: expected a table \(\[host\.other_cpu\.master\]\) of \[master\] rates",
+        ),
+        (
+            '[[host.other_cpu]]\ncpu_model = "A"\n[host.other_cpu.master]\ncreates_per_s = 1.0',
+            r"host\.other_cpu\[0\]\.master\.creates_per_s: not a \[master\] rate another CPU's entry may set "
+            r"\(expected one of: request_parallelism, create_per_s, ",
+        ),
+        (
+            '[[host.other_cpu]]\ncpu_model = "A"\n[host.other_cpu.moosefs]\nmetadata_latency_s = -1.0',
+            r"host\.other_cpu\[0\]\.moosefs\.metadata_latency_s: expected >= 0, got -1\.0",
         ),
         (
             '[[host.other_cpu]]\ncpu_model = "A"\nread_cpu_s_per_byte = "x"',
@@ -150,17 +165,28 @@ def test_bad_other_cpu_entries_are_named_when_the_profile_is_built(entries, mess
 
 def test_the_chosen_costs_say_where_they_came_from():
     profile = load_profile("testbed-moosefs")
-    chosen = host_costs_for(profile, XEON, MooseFsSystem.HOST_FIELDS)
+    chosen = host_costs_for(profile, XEON, MooseFsSystem.OTHER_CPU_FIELDS)
     assert chosen.number == 0 and chosen.profile.origin.endswith("testbed-moosefs.toml (host.other_cpu[0])")
-    assert chosen.fields == ("write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte")
+    assert chosen.fields[:3] == ("write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte")
+    assert chosen.fields[3:] == (
+        *(f"master.{field}" for field in ("request_parallelism", "create_per_s", "close_per_s", "stat_per_s")),
+        "master.open_per_s",
+        "master.remove_per_s",
+        "moosefs.metadata_latency_s",
+    )
+    # Every table the entry names is in place in the chosen profile.
+    entry = profile.data["host"]["other_cpu"][0]
+    assert chosen.profile.data["master"]["create_per_s"] == entry["master"]["create_per_s"] == 5689.0
+    assert chosen.profile.data["moosefs"]["metadata_latency_s"] == entry["moosefs"]["metadata_latency_s"]
+    assert chosen.profile.data["master"]["directory_lock"] == profile.data["master"]["directory_lock"]
     assert chosen.profile.data["host"]["recorded"]["cpu_model"] == XEON
     assert "other_cpu" not in chosen.profile.data["host"]
-    assert host_costs_for(profile, "Some Other CPU", MooseFsSystem.HOST_FIELDS) is None
+    assert host_costs_for(profile, "Some Other CPU", MooseFsSystem.OTHER_CPU_FIELDS) is None
     # A profile whose [host] is the Xeon's already (as the Xeon cases' settings make it)
     # keeps it, and its entry for the Xeon is no error.
     xeon = profile.with_overrides({"host.recorded.cpu_model": XEON})
     assert system_from_profile(xeon).shared_host is not None
-    assert host_costs_for(xeon, XEON, MooseFsSystem.HOST_FIELDS) is None
+    assert host_costs_for(xeon, XEON, MooseFsSystem.OTHER_CPU_FIELDS) is None
 
 
 def _epyc_prediction(run: Path, folder: Path) -> float:
@@ -172,3 +198,25 @@ def _epyc_prediction(run: Path, folder: Path) -> float:
     table, notes = live([path])
     assert table.attrs["cpu_costs_of"] == "AMD EPYC" and not notes
     return table.loc["write", "predicted"]
+
+
+def test_show_lists_the_costs_of_every_other_cpu(capsys):
+    from simfs.cli import main
+
+    assert main(["show", "testbed-moosefs"]) == 0
+    text = capsys.readouterr().out
+    head, _, listed = text.partition("  the CPU-bound rates above were measured on AMD EPYC;")
+    assert "  master: create 9253.8/s" in head
+    assert listed.splitlines()[0] == " runs recorded on another listed CPU are predicted (validate --live) with:"
+    # What the Xeon's entry makes of the master and the shared host, as its own profile would.
+    chosen = system_from_profile(
+        host_costs_for(load_profile("testbed-moosefs"), XEON, MooseFsSystem.OTHER_CPU_FIELDS)[0]
+    )
+    assert listed.splitlines()[1:] == [
+        f"  on {XEON} (host.other_cpu[0]):",
+        *(f"  {line}" for line in chosen.cpu_bound_lines()),
+    ]
+    assert "create 5689/s" in listed and "17.9 ns written" in listed
+    # A profile that lists no other CPU shows none.
+    assert main(["show", "crtdc-lfs5"]) == 0
+    assert "measured on" not in capsys.readouterr().out

@@ -126,7 +126,7 @@ def test_the_xeon_cases_host_costs_are_the_fit_of_the_xeon_calibration_runs():
     records = read_records([ROOT / "calibration" / "testbed" / "xeon" / "runs"])
     assert {record["machine"]["cpu_model"] for _, record in records} == {"Intel(R) Xeon(R) Processor"}
     fit = HostCpuFit().fit(records)
-    cases = sorted((ROOT / "validation" / "testbed" / "xeon").glob("xeon-moosefs-*.toml"))
+    cases = sorted((ROOT / "validation" / "testbed" / "xeon").glob("xeon-moosefs-clients-*.toml"))
     assert len(cases) == 4
     for case in cases:
         settings = tomllib.loads(case.read_text())["case"]["settings"]
@@ -138,7 +138,15 @@ def test_the_xeon_cases_host_costs_are_the_fit_of_the_xeon_calibration_runs():
         for entry in load_profile("testbed-moosefs").data["host"]["other_cpu"]
         if entry["cpu_model"] == "Intel(R) Xeon(R) Processor"
     ]
-    assert set(listed) == {"cpu_model", "write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte"}
+    # (its [master] and [moosefs] tables: test_the_xeon_metadata_cases_hold_the_fit_of_the_xeon_runs)
+    assert set(listed) == {
+        "cpu_model",
+        "write_cpu_s_per_byte",
+        "copy_cpu_s_per_byte",
+        "read_cpu_s_per_byte",
+        "master",
+        "moosefs",
+    }
     for name in ("write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte"):
         assert listed[name] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3), name
     # A byte written or read costs this Xeon under half what it cost the EPYC; a chained
@@ -329,6 +337,56 @@ def test_the_metadata_fit_recovers_known_costs():
     )
     assert fit.rate_per_s("remove") == pytest.approx(2 / 0.3e-3)
     assert "request_parallelism = 1.250" in fit.table()
+
+
+def test_the_metadata_fit_finds_a_wait_off_the_cores():
+    # The Intel Xeon's case: each request's work on one core, one step after another,
+    # and 50 us of waiting off the cores where the round trip measures 12 us.  The busy
+    # time then falls short of the wall time beyond the round trips (a parallelism under
+    # 1), and the fit reads the runs with the work on one core and the wait fitted.
+    wait, fixed = 5e-5, 0.15
+    cpu = {"create": 0.35e-3 + 0.19e-3, "stat": 0.19e-3, "remove": 0.4e-3}
+    walls = {op: {"create": 2, "stat": 1, "remove": 1}[op] * wait + cpu[op] for op in cpu}
+    records = [
+        (f"n{items}.json", mdtest_record(items, walls, fixed + items * sum(cpu.values()))) for items in (1000, 4000)
+    ]
+    fit = MetadataCpuFit(ROUND_TRIP_S).fit(records)
+    assert fit.latency_fitted_ and fit.latency_s_ == pytest.approx(wait)
+    assert fit.request_parallelism_ == 1 and fit.fixed_cpu_s_ == pytest.approx(fixed)
+    assert fit.cpu_s_per_request_ == pytest.approx(
+        {"create": 0.35e-3, "close": 0.19e-3, "stat": 0.19e-3, "remove": 0.4e-3}
+    )
+    assert max(abs(residual) for residual in fit.residuals_) < 1e-9
+    assert "metadata_latency_s = 5e-05 (fitted" in fit.table()
+    # Runs whose phases differ in size can put the wait below the measured round trip:
+    # the work would then be on fewer than one core, which nothing explains.
+    uneven = []
+    for items, busy in (((2632, 2957, 3746), 1.406), ((1712, 1259, 1730), 0.8387), ((3256, 2705, 2879), 2.613)):
+        record = mdtest_record(1, walls, busy)
+        for entry, count, wall in zip(record["phases"], items, (0.3568e-3, 0.1958e-3, 0.2781e-3)):
+            entry["ops"], entry["makespan_s"] = count, count * wall
+        uneven.append((f"u{items[0]}.json", record))
+    with pytest.raises(SimfsError, match="under one core"):
+        MetadataCpuFit(ROUND_TRIP_S).fit(uneven)
+
+
+def test_the_xeon_metadata_cases_hold_the_fit_of_the_xeon_runs():
+    fit = MetadataCpuFit(ROUND_TRIP_S).fit(read_records([ROOT / "calibration" / "testbed" / "xeon" / "metadata-runs"]))
+    assert fit.latency_fitted_ and fit.request_parallelism_ == 1
+    cases = sorted((ROOT / "validation" / "testbed" / "xeon").glob("xeon-moosefs-metadata-*.toml"))
+    assert [case.stem for case in cases] == [f"xeon-moosefs-metadata-{op}" for op in ("create", "remove", "stat")]
+    for case in cases:
+        settings = tomllib.loads(case.read_text())["case"]["settings"]
+        assert settings["master.request_parallelism"] == 1.0, case.name
+        assert settings["moosefs.metadata_latency_s"] == pytest.approx(fit.latency_s_, rel=2e-3), case.name
+        for op in ("create", "close", "stat", "remove"):
+            assert settings[f"master.{op}_per_s"] == pytest.approx(fit.rate_per_s(op), rel=1e-4), (case.name, op)
+        assert settings["master.open_per_s"] == settings["master.stat_per_s"], case.name
+    # The built-in profile lists the same for runs recorded on the Xeon (validate --live).
+    (listed,) = load_profile("testbed-moosefs").data["host"]["other_cpu"]
+    assert {f"master.{key}": value for key, value in listed["master"].items()} | {
+        "moosefs.metadata_latency_s": listed["moosefs"]["metadata_latency_s"]
+    } == {key: value for key, value in settings.items() if key.startswith(("master.", "moosefs."))}
 
 
 def test_the_metadata_fit_refuses_what_it_cannot_read(tmp_path, capsys):
