@@ -202,7 +202,7 @@ def test_the_xeon_cases_host_costs_are_the_fit_of_the_xeon_calibration_runs():
     xeon = ROOT / "calibration" / "testbed" / "xeon"
     busy = BusyGrowthFit().fit(read_records([xeon / "gluster-load-runs"]))
     fit = GlusterCpuFit(busy_cpu_growth=busy.busy_cpu_growth_).fit(read_records([xeon / "gluster-runs"]))
-    cases = sorted((ROOT / "validation" / "testbed" / "xeon").glob("xeon-glusterfs-*.toml"))
+    cases = sorted((ROOT / "validation" / "testbed" / "xeon").glob("xeon-glusterfs-d6p2-*.toml"))
     assert len(cases) == 2
     for case in cases:
         settings = tomllib.loads(case.read_text())["case"]["settings"]
@@ -218,7 +218,8 @@ def test_the_xeon_cases_host_costs_are_the_fit_of_the_xeon_calibration_runs():
         for entry in load_profile("testbed-glusterfs").data["host"]["other_cpu"]
         if entry["cpu_model"] == "Intel(R) Xeon(R) Processor"
     ]
-    assert set(listed) == {"cpu_model", "busy_cpu_growth", *HOST_COSTS}
+    # (its [dht] table: test_the_xeon_metadata_cases_hold_the_fit_of_the_xeon_runs)
+    assert set(listed) == {"cpu_model", "busy_cpu_growth", *HOST_COSTS, "dht"}
     assert listed["busy_cpu_growth"] == pytest.approx(busy.busy_cpu_growth_, abs=1e-3)
     for name in HOST_COSTS:
         assert listed[name] == pytest.approx(getattr(fit, f"{name}_"), rel=1e-3, abs=1e-12), name
@@ -483,6 +484,30 @@ def test_the_profile_dht_is_the_metadata_fit_of_the_committed_runs():
     assert dht["lock_handover_cpu_s"] == pytest.approx(fit.lock_handover_cpu_s_, rel=1e-3)
     assert dht["measured_bricks"] == fit.measured_bricks_ == 3
     assert dht["per_brick_cpu_fraction"] == pytest.approx(fit.per_brick_cpu_fraction_, abs=5e-4)
+
+
+def test_the_xeon_metadata_cases_hold_the_fit_of_the_xeon_runs():
+    # The Xeon's own one- and two-process runs, fitted as the built-in profile's [dht] was,
+    # are what the Xeon metadata cases set and the profile's Xeon entry lists.
+    round_trip = load_profile("testbed-glusterfs").data["glusterfs"]["metadata_latency_s"]
+    runs = ROOT / "calibration" / "testbed" / "xeon" / "gluster-metadata-runs"
+    fit = MetadataCpuFit(round_trip).fit(read_records([runs]))
+    assert not fit.latency_fitted_ and fit.measured_bricks_ == 3
+    expected = {
+        "dht.request_parallelism": fit.request_parallelism_,
+        **{f"dht.{op}_per_s": fit.rate_per_s(op) for op in ("create", "close", "stat", "remove")},
+        "dht.open_per_s": fit.rate_per_s("stat"),
+        "dht.lock_handover_cpu_s": fit.lock_handover_cpu_s_,
+        "dht.per_brick_cpu_fraction": fit.per_brick_cpu_fraction_,
+    }
+    cases = sorted((ROOT / "validation" / "testbed" / "xeon").glob("xeon-glusterfs-metadata-*.toml"))
+    assert [case.stem for case in cases] == [f"xeon-glusterfs-metadata-{op}" for op in ("create", "remove", "stat")]
+    (listed,) = load_profile("testbed-glusterfs").data["host"]["other_cpu"]
+    listed = {f"dht.{key}": value for key, value in listed["dht"].items()}
+    for settings in [tomllib.loads(case.read_text())["case"]["settings"] for case in cases] + [listed]:
+        assert {key: value for key, value in settings.items() if key.startswith("dht.")} == pytest.approx(
+            expected, rel=1e-3, abs=5e-4
+        )
 
 
 def test_the_fit_recovers_a_known_lock_hand_over():

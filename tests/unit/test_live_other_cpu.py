@@ -35,15 +35,16 @@ def live(runs, system="testbed-glusterfs"):
 def test_a_xeon_run_is_predicted_with_the_xeon_costs(tmp_path):
     table, notes = live([XEON_RUN])
     assert table.attrs["cpu_costs_of"] == XEON
-    # The same prediction as a profile whose [host] holds the Xeon case's settings.
+    # The same prediction as a profile whose [host] holds the Xeon case's settings and
+    # whose [dht] holds the Xeon's metadata rates (the entry's [host.other_cpu.dht]).
     settings = tomllib.loads(XEON_CASE.read_text())["case"]["settings"]
-    text = load_profile("testbed-glusterfs").text
-    text = text[: text.index("[[host.other_cpu]]")]
-    for key, value in settings.items():
-        if key.startswith("host."):
-            field = key.rsplit(".", 1)[1]
-            text, count = re.subn(rf"^{field} = .*$", f"{field} = {json.dumps(value)}", text, flags=re.MULTILINE)
-            assert count == 1, field
+    profile = load_profile("testbed-glusterfs")
+    (entry,) = profile.data["host"]["other_cpu"]
+    text = profile.text[: profile.text.index("[[host.other_cpu]]")]
+    replaced = {key.rsplit(".", 1)[1]: value for key, value in settings.items() if key.startswith("host.")}
+    for field, value in {**replaced, **entry["dht"]}.items():
+        text, count = re.subn(rf"^{field} = .*$", f"{field} = {json.dumps(value)}", text, flags=re.MULTILINE)
+        assert count == 1, field
     path = tmp_path / "xeon-host.toml"
     path.write_text(text)
     by_case, _ = live([XEON_RUN], str(path))
