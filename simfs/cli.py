@@ -451,13 +451,14 @@ def _show(args: argparse.Namespace) -> int:
     from simfs.systems.profile import load_profile
 
     _, profile_overrides = split_overrides(_pairs(args.set, "--set"))
-    profile = load_profile(args.system)
-    system = load_system(profile, profile_overrides)
+    base = load_profile(args.system)
+    profile = base.with_overrides(profile_overrides) if profile_overrides else base
+    system = load_system(profile)
     print(system.describe())
-    for line in _other_cpus(profile.with_overrides(profile_overrides) if profile_overrides else profile, system):
+    for line in _other_cpus(profile, system):
         print(line)
     if profile_overrides:
-        _note_scaled_counts(load_system(args.system), system, profile_overrides)
+        _note_scaled_counts(load_system(base), system, profile_overrides)
     return 0
 
 
@@ -468,19 +469,17 @@ def _other_cpus(profile, system) -> list[str]:  # noqa: ANN001
     if not fields:
         return []
     from simfs.filesystems import system_from_profile
-    from simfs.systems.other_cpu import host_costs_for, other_cpu_entries, recorded_cpu
+    from simfs.systems.other_cpu import other_cpu_profiles, recorded_cpu
 
     lines = []
-    for number, model, _ in other_cpu_entries(profile, fields):
-        chosen = host_costs_for(profile, model, fields)
-        if chosen is None:
-            continue  # the CPU the rates above were measured on
+    for model, chosen in other_cpu_profiles(profile, fields):
         if not lines:
             lines.append(
                 f"  the CPU-bound rates above were measured on {recorded_cpu(profile) or 'an unnamed CPU'}; "
-                "runs recorded on another listed CPU are predicted (validate --live) with:"
+                "runs recorded on another listed CPU are predicted (validate --live) with its entry's values "
+                "in place of these:"
             )
-        lines.append(f"  on {model} (host.other_cpu[{number}]):")
+        lines.append(f"  on {model} (host.other_cpu[{chosen.number}]):")
         lines += [f"  {line}" for line in system_from_profile(chosen.profile).cpu_bound_lines()]
     return lines
 

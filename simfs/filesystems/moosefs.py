@@ -67,7 +67,7 @@ from simfs.filesystems.core.readers import (
 from simfs.filesystems.core.system import ClientIo, FileSystem
 from simfs.hardware import RaidSet, ServerSpec, SharedHost, SsdSpec
 from simfs.hardware.ssd import TMPFS_PAGES
-from simfs.systems.other_cpu import other_cpu_entries
+from simfs.systems.other_cpu import check_other_cpus
 from simfs.systems.profile import Profile
 from simfs.units import format_bytes
 
@@ -183,7 +183,7 @@ class MooseFsSystem(FileSystem):
             version=profile.string("moosefs.version", ""),
         )
         profile.string("system.filesystem", choices={"moosefs"})
-        other_cpu_entries(profile, cls.OTHER_CPU_FIELDS)  # checked here, used by validate --live
+        check_other_cpus(profile, cls.OTHER_CPU_FIELDS, cls.from_profile)  # used by validate --live
         profile.check_all_read(ignore=("system.sources", "calibration", "host.recorded", "host.other_cpu"))
         return system
 

@@ -21,7 +21,7 @@ a bad one is found when the profile is first used, whichever CPU is at hand.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from simfs.errors import ProfileError
@@ -68,7 +68,7 @@ def other_cpu_entries(profile: Profile, fields: Mapping[str, tuple[str, ...]]) -
     for number, entry in enumerate(entries):
         name = f"host.other_cpu[{number}]"
         if not isinstance(entry, dict):
-            raise ProfileError(f"{profile.origin}: {name}: expected a table of [host] costs with its cpu_model")
+            raise ProfileError(f"{profile.origin}: {name}: expected a table of CPU costs with its cpu_model")
         # The entry as a profile of its own, so its fields are read as [host]'s are.
         own = Profile({"host": {f"other_cpu[{number}]": entry}}, profile.origin)
         model = own.string(f"{name}.cpu_model", "")
@@ -108,6 +108,26 @@ def other_cpu_entries(profile: Profile, fields: Mapping[str, tuple[str, ...]]) -
             values[f"host.{key}"] = own.number(f"{name}.{key}", minimum=0, integer=whole, positive=whole)
         checked.append((number, model, values))
     return checked
+
+
+def other_cpu_profiles(profile: Profile, fields: Mapping[str, tuple[str, ...]]) -> list[tuple[str, OtherCpuCosts]]:
+    """``(cpu_model, costs)`` for every entry but one for the CPU the profile's rates were
+    measured on (:func:`host_costs_for` of each)."""
+    chosen = []
+    for _, model, _ in other_cpu_entries(profile, fields):
+        costs = host_costs_for(profile, model, fields)
+        if costs is not None:
+            chosen.append((model, costs))
+    return chosen
+
+
+def check_other_cpus(profile: Profile, fields: Mapping[str, tuple[str, ...]], build: Callable[[Profile], Any]) -> None:
+    """Build the profile each entry makes (with ``build``, the model's builder), so a value
+    the model refuses (a rate of 0, a parallelism beyond the cores) is found when the
+    profile is first used, whichever CPU is at hand; its error names the entry
+    (``origin (host.other_cpu[N]): table.field: ...``)."""
+    for _, costs in other_cpu_profiles(profile, fields):
+        build(costs.profile)
 
 
 def host_costs_for(profile: Profile, cpu_model: str, fields: Mapping[str, tuple[str, ...]]) -> OtherCpuCosts | None:

@@ -167,15 +167,7 @@ class MetadataCpuFit:
             seconds = np.array([phases[phase][1] for _, phases, _, _ in runs])
             (_, slope), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(items), items]), seconds, rcond=None)
             self.wall_s_per_item_[phase] = float(slope)
-        on_cores = {
-            phase: self.wall_s_per_item_[phase] - requests * self.round_trip_s
-            for phase, requests in REQUESTS_PER_ITEM.items()
-        }
-        if min(on_cores.values()) <= 0:
-            raise SimfsError(
-                f"metadata CPU fit: round_trip_s {self.round_trip_s:g} s leaves no time for the work of a request "
-                f"(wall time per item {self.wall_s_per_item_})"
-            )
+        on_cores = self._on_cores(self.round_trip_s, f"round_trip_s {self.round_trip_s:g} s")
         matrix = np.array(
             [[1.0, sum(phases[phase][0] * on_cores[phase] for phase in REQUESTS_PER_ITEM)] for _, phases, _, _ in runs]
         )
@@ -190,10 +182,9 @@ class MetadataCpuFit:
             # calibration/testbed/xeon/README.md).  That wait is fitted with the work on
             # one core: busy = fixed + sum of items x (w - requests x latency).
             matrix, fixed, parallelism = self._fit_latency(runs, busy)
-            on_cores = {
-                phase: self.wall_s_per_item_[phase] - requests * self.latency_s_
-                for phase, requests in REQUESTS_PER_ITEM.items()
-            }
+            on_cores = self._on_cores(
+                self.latency_s_, f"the fitted wait off the cores, {self.latency_s_ * 1e6:.3g} us a request,"
+            )
         if not 1 <= parallelism <= self.cores_:
             raise SimfsError(
                 f"metadata CPU fit: a request's work would use {parallelism:.3g} cores at once, outside 1 to "
@@ -227,6 +218,19 @@ class MetadataCpuFit:
         if self.file_system_ == "glusterfs":
             self.measured_bricks_, self.per_brick_cpu_fraction_ = _per_brick_share(records)
         return self
+
+    def _on_cores(self, wait_s: float, what: str) -> dict[str, float]:
+        """Each phase's wall time per item beyond its requests' waits of ``wait_s``: the
+        time its work is on the cores; an error naming ``what`` where none is left."""
+        on_cores = {
+            phase: self.wall_s_per_item_[phase] - requests * wait_s for phase, requests in REQUESTS_PER_ITEM.items()
+        }
+        if min(on_cores.values()) <= 0:
+            raise SimfsError(
+                f"metadata CPU fit: {what} leaves no time for the work of a request "
+                f"(wall time per item {self.wall_s_per_item_})"
+            )
+        return on_cores
 
     def _fit_latency(self, runs: list[tuple], busy: np.ndarray) -> tuple[np.ndarray, float, float]:
         """With the work on one core (parallelism 1), the lone request's wait off the

@@ -1,5 +1,6 @@
-"""``simfs validate --live`` predicts a testbed run with the ``[host]`` costs fitted on
-the CPU it was recorded on (``[[host.other_cpu]]``), and says so."""
+"""``simfs validate --live`` predicts a testbed run with the costs fitted on the CPU it
+was recorded on (``[[host.other_cpu]]``: ``[host]``'s and the metadata rates), and says
+so; ``simfs show`` lists them."""
 
 import json
 import re
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from simfs.errors import ProfileError
-from simfs.filesystems import MooseFsSystem, system_from_profile
+from simfs.filesystems import GlusterFsSystem, MooseFsSystem, system_from_profile
 from simfs.systems.other_cpu import host_costs_for
 from simfs.systems.profile import Profile, load_profile
 from simfs.validate.live import LiveMismatchWarning, compare_live
@@ -208,7 +209,9 @@ def test_show_lists_the_costs_of_every_other_cpu(capsys):
     text = capsys.readouterr().out
     head, _, listed = text.partition("  the CPU-bound rates above were measured on AMD EPYC;")
     assert "  master: create 9253.8/s" in head
-    assert listed.splitlines()[0] == " runs recorded on another listed CPU are predicted (validate --live) with:"
+    assert listed.splitlines()[0] == (
+        " runs recorded on another listed CPU are predicted (validate --live) with its entry's values in place of these:"
+    )
     # What the Xeon's entry makes of the master and the shared host, as its own profile would.
     chosen = system_from_profile(
         host_costs_for(load_profile("testbed-moosefs"), XEON, MooseFsSystem.OTHER_CPU_FIELDS)[0]
@@ -221,3 +224,40 @@ def test_show_lists_the_costs_of_every_other_cpu(capsys):
     # A profile that lists no other CPU shows none.
     assert main(["show", "crtdc-lfs5"]) == 0
     assert "measured on" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("create_per_s = 5689.0", "create_per_s = 0.0", r"master\.create_per_s: expected a positive number, got 0\.0"),
+        (
+            "request_parallelism = 1.0 ",
+            "request_parallelism = 5.0 ",
+            r"master\.request_parallelism: expected between 1 and cores \(2\), got 5\.0",
+        ),
+    ],
+)
+def test_an_entry_value_the_model_refuses_is_named_when_the_profile_is_built(old, new, message):
+    # Checked by building the profile the entry makes, whichever CPU is at hand.
+    text = load_profile("testbed-moosefs").text
+    assert text.count(old) == 1
+    profile = Profile.from_text(text.replace(old, new), "bad.toml")
+    with pytest.raises(ProfileError, match=r"^bad\.toml \(host\.other_cpu\[0\]\): " + message):
+        system_from_profile(profile)
+
+
+def test_show_lists_another_cpu_on_the_volume_set_on_the_command_line(capsys):
+    from simfs.cli import main
+
+    shape = ["--set", "brick.count=6", "--set", "glusterfs.disperse_data=4", "--set", "glusterfs.redundancy=2"]
+    assert main(["show", "testbed-glusterfs", *shape]) == 0
+    head, _, listed = capsys.readouterr().out.partition("  the CPU-bound rates above were measured on AMD EPYC;")
+    # Both the profile's metadata line and the Xeon's are the 4+2 volume's (scaled from 2+1).
+    assert "(CPU per request 1.95 x the 3-brick volume's it was measured on)" in head
+    assert "(CPU per request 1.96 x the 3-brick volume's it was measured on)" in listed
+    xeon = host_costs_for(load_profile("testbed-glusterfs"), XEON, GlusterFsSystem.OTHER_CPU_FIELDS).profile
+    four_two = system_from_profile(
+        xeon.with_overrides({"brick.count": 6, "glusterfs.disperse_data": 4, "glusterfs.redundancy": 2})
+    )
+    assert listed.splitlines()[2:] == [f"  {line}" for line in four_two.cpu_bound_lines()]
+    assert "46.3 ns written" in listed  # the Xeon's 4+2 byte (calibration/testbed/xeon/README.md)

@@ -368,6 +368,11 @@ def test_the_metadata_fit_finds_a_wait_off_the_cores():
         uneven.append((f"u{items[0]}.json", record))
     with pytest.raises(SimfsError, match="under one core"):
         MetadataCpuFit(ROUND_TRIP_S).fit(uneven)
+    # A wait so long that a cheap phase (the stats here) would have no work left.
+    lopsided = {"create": 1e-3, "stat": 1e-4, "remove": 1e-3}
+    records = [(f"n{n}.json", mdtest_record(n, lopsided, 0.1 + n * 0.9e-3)) for n in (1000, 4000)]
+    with pytest.raises(SimfsError, match="the fitted wait off the cores, 300 us a request, leaves no time"):
+        MetadataCpuFit(ROUND_TRIP_S).fit(records)
 
 
 def test_the_xeon_metadata_cases_hold_the_fit_of_the_xeon_runs():
