@@ -15,8 +15,9 @@ tables whose rates the cores set (the metadata rates: MooseFS's ``[master]`` and
     create_per_s = 5689.0
 
 ``simfs validate --live`` predicts runs recorded on that CPU with them
-(:func:`host_costs_for`).  The builders check every entry (:func:`other_cpu_entries`), so
-a bad one is found when the profile is first used, whichever CPU is at hand.
+(:func:`host_costs_for`), and ``simfs show`` lists them (:func:`other_cpu_profiles`).  The
+builders check every entry and build the profile each makes (:func:`check_other_cpus`),
+so a bad one is found when the profile is first used, whichever CPU is at hand.
 """
 
 from __future__ import annotations
