@@ -112,7 +112,7 @@ from simfs.filesystems.core.readers import (
     one_store_per_server,
     shared_fields,
 )
-from simfs.filesystems.core.system import ClientIo, FileSystem
+from simfs.filesystems.core.system import METADATA_RATES, ClientIo, FileSystem
 from simfs.hardware import RaidSet, ServerSpec, SharedHost
 from simfs.hardware.ssd import TMPFS_PAGES
 from simfs.systems.other_cpu import check_other_cpus
@@ -172,16 +172,7 @@ class GlusterFsSystem(FileSystem):
     #: wait (``simfs/testbed/metadata_cpu.py``).
     OTHER_CPU_FIELDS: ClassVar[dict[str, tuple[str, ...]]] = {
         "host": ("cores", *HOST_COSTS, "busy_cpu_growth"),
-        "dht": (
-            "request_parallelism",
-            "create_per_s",
-            "open_per_s",
-            "close_per_s",
-            "stat_per_s",
-            "remove_per_s",
-            "lock_handover_cpu_s",
-            "per_brick_cpu_fraction",
-        ),
+        "dht": ("request_parallelism", *METADATA_RATES, "lock_handover_cpu_s", "per_brick_cpu_fraction"),
         "glusterfs": ("metadata_latency_s",),
     }
     HASHED_PLACEMENT: ClassVar[bool] = True

@@ -64,7 +64,7 @@ from simfs.filesystems.core.readers import (
     one_store_per_server,
     shared_fields,
 )
-from simfs.filesystems.core.system import ClientIo, FileSystem
+from simfs.filesystems.core.system import METADATA_RATES, ClientIo, FileSystem
 from simfs.hardware import RaidSet, ServerSpec, SharedHost, SsdSpec
 from simfs.hardware.ssd import TMPFS_PAGES
 from simfs.systems.other_cpu import check_other_cpus
@@ -93,7 +93,7 @@ class MooseFsSystem(FileSystem):
     #: request's wait (``simfs/testbed/metadata_cpu.py``).
     OTHER_CPU_FIELDS: ClassVar[dict[str, tuple[str, ...]]] = {
         "host": ("cores", "write_cpu_s_per_byte", "copy_cpu_s_per_byte", "read_cpu_s_per_byte", "busy_cpu_growth"),
-        "master": ("request_parallelism", "create_per_s", "open_per_s", "close_per_s", "stat_per_s", "remove_per_s"),
+        "master": ("request_parallelism", *METADATA_RATES),
         "moosefs": ("metadata_latency_s",),
     }
 

@@ -94,6 +94,10 @@ class ClientIo:
 DIRECTORY_LOCKS = ("exclusive", "parallel", "operation")
 
 
+#: A metadata service's rates per operation (requests per second, profile fields of its table).
+METADATA_RATES = ("create_per_s", "open_per_s", "close_per_s", "stat_per_s", "remove_per_s", "dir_update_per_s")
+
+
 @dataclass(frozen=True)
 class MetadataSpec:
     """The metadata service: its capacity per operation, its threads and cores, and how it
@@ -157,7 +161,7 @@ class MetadataSpec:
     lookup_callbacks: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("create_per_s", "open_per_s", "close_per_s", "stat_per_s", "remove_per_s", "dir_update_per_s"):
+        for name in METADATA_RATES:
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name}: a metadata service needs a positive rate, got {getattr(self, name)!r}")
         if self.cores < 1:
