@@ -106,12 +106,14 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--system", required=True, help="built-in name or path to a TOML profile")
     calibrate.add_argument("--out", required=True, help="calibrated profile to write (never the source profile)")
     calibrate.add_argument("--report", help="write the fit report (Markdown) here")
-    calibrate.add_argument("--free", action="append", metavar="FIELD", help="fit only these declared parameters")
+    calibrate.add_argument(
+        "--free", action="append", metavar="FIELD", help="fit only this declared parameter (repeat for more)"
+    )
     calibrate.add_argument(
         "--metric",
         action="append",
         metavar="NAME",
-        help="fit only measurements of these metrics (agg_bw, ops_rate, ...; default all): an IOR "
+        help="fit only measurements of this metric (repeat for more: agg_bw, ops_rate, ...; default all): an IOR "
         "stonewalled write gives agg_bw and the slowest rank's min_rank_agg_bw, which a model without "
         "imbalance cannot both match",
     )
