@@ -452,7 +452,10 @@ def _show(args: argparse.Namespace) -> int:
     from simfs.api import load_system, split_overrides
     from simfs.systems.profile import load_profile
 
-    _, profile_overrides = split_overrides(_pairs(args.set, "--set"))
+    experiment, profile_overrides = split_overrides(_overrides(args))
+    if experiment:
+        key = next(iter(experiment))
+        raise SimfsError(f"show: --set {key}: an experiment setting, which the hardware show prints does not depend on")
     base = load_profile(args.system)
     profile = base.with_overrides(profile_overrides) if profile_overrides else base
     system = load_system(profile)
@@ -606,9 +609,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
     vary: dict[str, list[str]] = {}
     for key, values in _pairs(args.vary, "--vary").items():
-        items = [v.strip() for v in values.split(",") if v.strip()]
-        if not items:
+        items = [v.strip() for v in values.split(",")]
+        if not any(items):
             raise SimfsError(f"--vary {key}: expected one or more comma-separated values")
+        if not all(items):
+            raise SimfsError(f"--vary {key}={values}: an empty value in the list; expected values such as 1,2,4")
         vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
     overrides = _overrides(args)
     sweep_workloads(args.workload, vary)  # fail on a bad command line before any work
@@ -1078,6 +1083,15 @@ def _measure(args: argparse.Namespace) -> int:
         from simfs.report.files import require_parquet
 
         require_parquet(f"--trace {trace}")
+    # Each file the run writes once: a record written over its own trace loses the trace.
+    written = {f"--{name}": path for name, path in outputs.items()}
+    if trace is not None and args.trace_ops:
+        written["--trace-ops"] = trace.with_name(f"{trace.stem}.ops{trace.suffix}")
+    seen: dict[Path, str] = {}
+    for option, path in written.items():
+        if path.resolve() in seen:
+            raise SimfsError(f"{option} {path}: {seen[path.resolve()]} writes that file too; expected another file")
+        seen[path.resolve()] = option
     summary = io.StringIO()
     json_path = outputs.get("json")
     started: list[Path] = []

@@ -9,6 +9,7 @@ is the serial one.  The function and its arguments must be picklable.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
 #: How long to try to reach a Dask scheduler before giving up (seconds).
 CONNECT_TIMEOUT_S = 30.0
 
+#: A scheduler address as ``dask.distributed.Client`` takes it: ``[PROTOCOL://]HOST:PORT``
+#: (``tcp://`` when no protocol is given; an IPv6 host in brackets), or an in-process one.
+SCHEDULER_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+):\d{1,5}|inproc://\S+")
+
 
 def check_jobs(jobs: object, scheduler: object, where: str) -> int:
     """``jobs`` as a positive int, or a one-line error (and not both it and a scheduler)."""
@@ -27,6 +32,8 @@ def check_jobs(jobs: object, scheduler: object, where: str) -> int:
         raise SimfsError(f"{where}: jobs: expected a positive number of processes, got {jobs!r}")
     if scheduler is not None and jobs > 1:
         raise SimfsError(f"{where}: give jobs (local processes) or scheduler (a Dask cluster), not both")
+    if isinstance(scheduler, str) and not SCHEDULER_ADDRESS.fullmatch(scheduler):
+        raise SimfsError(f"--scheduler {scheduler}: expected a Dask scheduler's address, tcp://HOST:PORT")
     return jobs
 
 
@@ -90,6 +97,8 @@ def _on_dask(function, tasks: Sequence[tuple], scheduler: Any, finished) -> None
             client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
         except (OSError, TimeoutError) as exc:
             raise SimfsError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+        except ValueError as exc:  # an address dask cannot parse
+            raise SimfsError(f"--scheduler {scheduler}: not a Dask scheduler's address ({exc})") from None
     else:
         client = scheduler
     try:

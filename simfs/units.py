@@ -53,7 +53,7 @@ def parse_ior_size(text: str, *, as_ior_reads: bool = False) -> int:
     suffix = match.group(2) if match else ""
     letter, rest = suffix[:1].lower(), suffix[1:]
     if not match or letter not in _IOR_SUFFIXES or (rest not in ("", "b", "B", "iB") and not as_ior_reads):
-        raise ValueError(f"invalid size {text!r}: expected a number with optional k, m, g or t")
+        raise ValueError(f"invalid size {text!r}: expected a whole number with optional k, m, g or t (no exponent)")
     return int(match.group(1)) * _IOR_SUFFIXES[letter]
 
 

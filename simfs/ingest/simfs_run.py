@@ -30,6 +30,8 @@ from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import Measurement
 
 _SUM_OF_RANKS = {"dd", "bonnie++"}
+#: The record format read here (``simfs.runner.output.RECORD_FORMAT`` writes it).
+READ_FORMAT = 1
 #: Testbed record keys and the profile fields they set, per file system.
 _TESTBED_FIELDS = {
     "moosefs": (("clients", "client.count"), ("servers", "chunkserver.count"), ("goal", "moosefs.goal")),
@@ -48,6 +50,9 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         raise fail(origin, exc.lineno, f"invalid simfs run record: {exc.msg}") from None
     if not isinstance(record, dict):
         raise fail(origin, None, "a simfs run record is a JSON object")
+    if record.get("simfs_run") != READ_FORMAT:
+        # A later format may move or rename what is read below: refused, not misread.
+        raise fail(origin, None, f"simfs_run: a record of format {READ_FORMAT} expected, got {record.get('simfs_run')!r}")
     for key in ("tool", "workload", "nodes", "ppn", "phases"):
         if key not in record:
             raise fail(origin, None, f"simfs run record without {key!r}")

@@ -24,6 +24,15 @@ from simfs.textinput import edit_distance, read_text_file
 #: A data rate below this (B/s) is warned about: no storage or network part is that slow,
 #: and ``150`` for ``150e6`` simulates silently at 0.000 GB/s otherwise.
 IMPLAUSIBLE_BPS = 1e6
+
+#: Every profile number is 0 or within these magnitudes: a rate, size, time or count
+#: outside them is a slip (a missing or doubled exponent), and the engine's products of
+#: such values (a fabric's total over its clients, a demand over a rate) would overflow
+#: to infinity or vanish to zero and fail far from the field that caused it.
+LARGEST_PROFILE_MAGNITUDE = 1e30
+SMALLEST_PROFILE_MAGNITUDE = 1e-30
+#: Integer fields are counts and sizes: at most what a float64 holds exactly.
+MAX_PROFILE_INTEGER = 2**53
 #: A profile is a few kilobytes; anything beyond this is not one (``/dev/zero``, a log).
 PROFILE_LIMIT_BYTES = 1024 * 1024
 
@@ -145,6 +154,13 @@ class Profile:
             raise ProfileError(f"{self._origin}: {key}: expected {kind}, got {value!r}")
         if not math.isfinite(value):
             raise ProfileError(f"{self._origin}: {key}: expected a finite number, got {value!r}")
+        if integer and abs(value) > MAX_PROFILE_INTEGER:
+            raise ProfileError(f"{self._origin}: {key}: expected an integer of at most 2^53, got {value!r}")
+        if not (value == 0 or SMALLEST_PROFILE_MAGNITUDE <= abs(value) <= LARGEST_PROFILE_MAGNITUDE):
+            raise ProfileError(
+                f"{self._origin}: {key}: expected 0 or a magnitude from {SMALLEST_PROFILE_MAGNITUDE:g} to "
+                f"{LARGEST_PROFILE_MAGNITUDE:g}, got {value!r}"
+            )
         if positive and not value > 0:
             raise ProfileError(f"{self._origin}: {key}: expected a positive number, got {value!r}")
         if minimum is not None and value < minimum:

@@ -150,8 +150,14 @@ def load_case(path: str | Path) -> ValidationCase:
     points = []
     for i, point in enumerate(raw_points):
         where = f"{path}: points[{i}]"
-        if "value" not in point or not isinstance(point["value"], (int, float)) or point["value"] <= 0:
-            raise SimfsError(f"{where}.value: expected a positive number")
+        value = point.get("value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            raise SimfsError(f"{where}.value: expected a positive number, got {value!r}")
+        uncertainty = point.get("uncertainty", math.nan)
+        if "uncertainty" in point and (
+            isinstance(uncertainty, bool) or not isinstance(uncertainty, (int, float)) or not 0 <= uncertainty < math.inf
+        ):
+            raise SimfsError(f"{where}.uncertainty: expected a finite number at least 0, got {uncertainty!r}")
         extra_keys = set(point) - {"value", "over", "uncertainty", "note", *EXPERIMENT_KEYS}
         if extra_keys:
             raise SimfsError(f"{where}.{sorted(extra_keys)[0]}: unknown field")
@@ -161,7 +167,7 @@ def load_case(path: str | Path) -> ValidationCase:
                 value=float(point["value"]),
                 settings=point_settings,
                 over=str(point.get("over", "")),
-                uncertainty=float(point.get("uncertainty", math.nan)),
+                uncertainty=float(uncertainty),
                 note=str(point.get("note", "")),
             )
         )
@@ -172,7 +178,7 @@ def load_case(path: str | Path) -> ValidationCase:
     if {"peak_lower", "peak_earlier", "peak_ratio"} & set(expect) and "relative_to" not in expect:
         raise SimfsError(f"{path}: expect.peak_lower/peak_earlier/peak_ratio need expect.relative_to (another case)")
     ratio = expect.get("peak_ratio")
-    if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0):
+    if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio < math.inf):
         raise SimfsError(f"{path}: expect.peak_ratio: expected a positive number, got {ratio!r}")
     curve = str(case.get("curve", ""))
     if expect and not curve:

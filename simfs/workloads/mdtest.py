@@ -150,6 +150,12 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
     )
 
 
+def _count_text(count: int) -> str:
+    """``count`` with thousands separators, or its power of ten where that would be a
+    screenful (a tree of -b 1000 -z 1000 has 1,001 digits of directories)."""
+    return f"{count:,}" if count < 10**18 else f"about 10^{len(str(count)) - 1}"
+
+
 def _items_and_tree(flags: set[str], values: dict[str, str]) -> tuple[int, DirectoryTree | None]:
     """A rank's items and the tree they go in, as mdtest 3.3 to 4.x work them out
     (``mdtest.c``, the items and ``num_dirs_in_tree`` set-up): ``-n`` items spread evenly
@@ -164,7 +170,7 @@ def _items_and_tree(flags: set[str], values: dict[str, str]) -> tuple[int, Direc
     shape = DirectoryTree(depth, branch, "-L" in flags, 1)
     if shape.holders_per_tree > MAX_ITEMS_PER_RANK:
         raise WorkloadError(
-            f"mdtest: -z {depth} -b {branch}: {shape.holders_per_tree:,} directories hold items; "
+            f"mdtest: -z {depth} -b {branch}: {_count_text(shape.holders_per_tree)} directories hold items; "
             f"at most {MAX_ITEMS_PER_RANK:,}"
         )
     loops = 1

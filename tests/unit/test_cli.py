@@ -195,6 +195,21 @@ def test_show_names_the_overrides_and_the_counts_they_scale(capsys):
     assert captured.err.strip() == "simfs: note: oss.count=16 scales oss servers 8 -> 16; ost targets 16 -> 32"
 
 
+def test_show_applies_lctl_and_refuses_experiment_settings(capsys, tmp_path):
+    # show took --lctl and experiment keys and dropped them (exit 0, a file never read).
+    lctl = tmp_path / "lctl.txt"
+    lctl.write_text("osc.lfs3-OST0000-osc.max_rpcs_in_flight=16\n")
+    code, out, err = run(capsys, "show", "crtdc-lfs3", "--lctl", str(lctl))
+    assert code == 0 and "RPCs: 16 x 1 MiB in flight per OSC" in out
+    assert err.strip() == f"simfs: note: from {lctl}: osc.max_rpcs_in_flight=16"
+    code, _, err = run(capsys, "show", "crtdc-lfs3", "--lctl", str(tmp_path / "missing.txt"))
+    assert code == 2 and err.count("\n") == 1 and "missing.txt" in err
+    code, _, err = run(capsys, "show", "crtdc-lfs3", "--set", "nodes=abc")
+    assert code == 2 and err.strip() == (
+        "simfs: error: show: --set nodes: an experiment setting, which the hardware show prints does not depend on"
+    )
+
+
 def test_the_help_lists_every_tool_the_workload_parser_takes():
     from simfs.cli import WORKLOAD_TOOLS
     from simfs.workloads import _PARSERS

@@ -451,3 +451,17 @@ def test_a_file_named_darshan_that_is_not_a_darshan_log_is_refused_before_the_li
     with pytest.raises(SimfsError, match=r"job\.darshan: not a readable Darshan log \(no Darshan version header\)"):
         read_measurements(not_a_log)
     assert capfd.readouterr().err == ""  # darshan's C library never saw it
+
+
+@pytest.mark.parametrize("kept", [300, 600, 1000, 1200, 1600, 3395])
+def test_a_truncated_darshan_log_is_refused_before_the_library_reads_past_its_end(tmp_path, capfd, kept):
+    # Cut at 1,000 bytes this log crashed the process inside the C library (a segmentation
+    # fault); every cut is now named from the header's region map.
+    pytest.importorskip("darshan")
+    whole = (DATA / "darshan" / "mpi-io-test.darshan").read_bytes()
+    cut = tmp_path / "cut.darshan"
+    cut.write_bytes(whole[:kept])
+    with pytest.raises(SimfsError, match=rf"cut\.darshan: truncated Darshan log: .*{kept:,}"):
+        read_measurements(cut)
+    assert capfd.readouterr().err == ""
+    assert len(read_measurements(DATA / "darshan" / "mpi-io-test.darshan")) >= 1  # the whole log reads

@@ -13,7 +13,7 @@ import pytest
 
 import simfs
 from simfs.cli import main
-from simfs.errors import ProfileError, WorkloadError
+from simfs.errors import ProfileError, SimfsError, WorkloadError
 from simfs.validate import load_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,3 +172,18 @@ def test_validate_live_says_when_the_run_shared_its_machine(tmp_path):
     shared.write_text(json.dumps(record))
     with pytest.warns(LiveMismatchWarning, match=r"shared during the run: niced processes used 6.0 core-s"):
         compare_live([shared], str(LIVE / "vm-disk-fitted.toml"))
+
+
+def test_a_run_record_of_another_format_is_refused(tmp_path):
+    # "simfs_run": 99 was read as if it were format 1.
+    from simfs.ingest.simfs_run import READ_FORMAT
+    from simfs.runner.output import RECORD_FORMAT
+    from simfs.validate.live import compare_live
+
+    assert READ_FORMAT == RECORD_FORMAT  # what the runner writes is what is read
+    record = json.loads((LIVE / "vm-disk" / "disk-buffered.json").read_text())
+    record["simfs_run"] = 99
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps(record))
+    with pytest.raises(SimfsError, match=r"later\.json: simfs_run: a record of format 1 expected, got 99"):
+        compare_live([later], str(LIVE / "vm-disk-fitted.toml"))

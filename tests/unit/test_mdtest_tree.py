@@ -49,6 +49,8 @@ def test_one_directory_is_no_tree():
         ("mdtest -F -n 100 -I 10 -z 1 -b 2", "give -n or -I alone"),
         ("mdtest -F -n 100 -z 1 -b 0", "-b 0: expected a positive integer"),
         ("mdtest -F -n 100 -z 40 -b 10", "directories hold items"),
+        # The count as a power of ten, not a line of 4,000 characters.
+        ("mdtest -F -n 10 -z 1000 -b 1000", r"-z 1000 -b 1000: about 10\^3000 directories hold items; at most"),
     ],
 )
 def test_impossible_trees_are_refused(command, message):

@@ -292,6 +292,27 @@ def test_parquet_without_pyarrow_is_refused_before_the_run(tmp_path, monkeypatch
     assert _left(tmp_path) == []
 
 
+@pytest.mark.parametrize(
+    ("outputs", "message"),
+    [
+        (["--json", "same.csv", "--trace", "same.csv"], "--trace {dir}/same.csv: --json writes that file too"),
+        (["--json", "t.ops.csv", "--trace", "t.csv", "--trace-ops"], "--trace-ops {dir}/t.ops.csv: --json writes"),
+    ],
+)
+def test_two_outputs_naming_one_file_are_refused_before_the_run(tmp_path, capsys, outputs, message):
+    # The record was written over the trace (exit 0, the trace lost).
+    from simfs.cli import main
+
+    target = tmp_path / "target"
+    target.mkdir()
+    named = [str(tmp_path / word) if word.endswith(".csv") else word for word in outputs]
+    argv = ["measure", "--dir", str(target), "--np", "1", *named, "--", "dd", "bs=4k", "count=4"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"simfs: error: {message.format(dir=tmp_path)}") and captured.err.count("\n") == 1
+    assert captured.out == "" and sorted(p.name for p in tmp_path.iterdir()) == ["target"]
+
+
 # -- refusals -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("command", "message"),

@@ -47,11 +47,25 @@ def test_the_cli_sweep_prints_the_same_table_with_jobs(capsys):
     [
         ({"jobs": 0}, "sweep: jobs: expected a positive number of processes, got 0"),
         ({"jobs": 2, "scheduler": "tcp://127.0.0.1:1"}, "give jobs (local processes) or scheduler"),
+        # Addresses dask.distributed cannot parse (a traceback from its ValueError before).
+        ({"scheduler": "bogus"}, "--scheduler bogus: expected a Dask scheduler's address, tcp://HOST:PORT"),
+        ({"scheduler": "foo://x:1"}, "--scheduler foo://x:1: expected a Dask scheduler's address"),
+        ({"scheduler": "localhost:8786x"}, "--scheduler localhost:8786x: expected"),
     ],
 )
 def test_bad_parallel_settings_are_refused(settings, message):
     with pytest.raises(SimfsError, match=message.replace("(", r"\(").replace(")", r"\)")):
         simfs.sweep("crtdc-lfs3", WORKLOAD, {"nodes": [1, 2]}, **settings)
+
+
+@pytest.mark.parametrize("values", ["1,,2", "1,2,"])
+def test_an_empty_value_in_a_vary_list_is_refused(capsys, values):
+    # It was dropped without a word.
+    argv = ["sweep", "--system", "crtdc-lfs3", "--workload", WORKLOAD, "--vary", f"nodes={values}", "--no-progress"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"simfs: error: --vary nodes={values}: an empty value in the list; expected values such as 1,2,4\n"
+    )
 
 
 def test_an_unreachable_scheduler_is_one_line(monkeypatch, capsys):
