@@ -1068,6 +1068,8 @@ def _measure(args: argparse.Namespace) -> int:
     from simfs.runner.output import strict_json
     from simfs.runner.signals import deferred_signals, pause_point
 
+    if not str(args.dir).strip():
+        raise SimfsError("measure: --dir: an empty path; expected the directory to run in")
     words = _workload_words(args)
     if not words:
         raise SimfsError("measure: give the workload after --, e.g. -- ior -a POSIX -F -t 1m -b 64m")
@@ -1152,6 +1154,8 @@ def _validate(args: argparse.Namespace) -> int:
         return _validate_live(args)
     if not args.cases:
         raise SimfsError("validate: give validation cases (files or folders), or --live RUN.json --system NAME")
+    if args.system:
+        raise SimfsError("validate: --system goes with --live; a validation case names its own system")
 
     cases = find_cases(args.cases)
     report_path = _output_path(args.report, "--report", (".md",)) if args.report else None
@@ -1231,12 +1235,16 @@ FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 def _output_path(text: str, option: str, suffixes: Sequence[str] = ()) -> Path:
     """An output file whose folder exists and whose suffix a writer knows, checked
     before any long computation so a typo does not cost the run."""
+    if not text.strip():
+        raise SimfsError(f"{option}: an empty file name")
     path = Path(text)
     if suffixes and path.suffix.lower() not in suffixes:
         raise SimfsError(f"{option} {path}: expected a file ending in {', '.join(suffixes)}")
     if path.is_dir():
         raise SimfsError(f"{option} {path}: is a directory; expected a file name")
     if not path.parent.is_dir():
+        if path.parent.exists():
+            raise SimfsError(f"{option} {path}: {path.parent} is not a directory")
         raise SimfsError(f"{option} {path}: directory {path.parent} does not exist")
     return path
 

@@ -52,7 +52,9 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         raise fail(origin, None, "a simfs run record is a JSON object")
     if record.get("simfs_run") != READ_FORMAT:
         # A later format may move or rename what is read below: refused, not misread.
-        raise fail(origin, None, f"simfs_run: a record of format {READ_FORMAT} expected, got {record.get('simfs_run')!r}")
+        raise fail(
+            origin, None, f"simfs_run: a record of format {READ_FORMAT} expected, got {record.get('simfs_run')!r}"
+        )
     for key in ("tool", "workload", "nodes", "ppn", "phases"):
         if key not in record:
             raise fail(origin, None, f"simfs run record without {key!r}")

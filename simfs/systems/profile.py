@@ -279,6 +279,8 @@ def builtin_names() -> list[str]:
 def load_profile(system: str | Path) -> Profile:
     """A built-in system by name, or a profile file by path."""
     text = str(system)
+    if not text.strip():
+        raise ProfileError("system: an empty name; expected a built-in name (simfs systems) or a .toml path")
     if text in builtin_names():
         return Profile.from_file(BUILTIN_DIR / f"{text}.toml")
     path = Path(text)

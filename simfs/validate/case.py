@@ -155,7 +155,9 @@ def load_case(path: str | Path) -> ValidationCase:
             raise SimfsError(f"{where}.value: expected a positive number, got {value!r}")
         uncertainty = point.get("uncertainty", math.nan)
         if "uncertainty" in point and (
-            isinstance(uncertainty, bool) or not isinstance(uncertainty, (int, float)) or not 0 <= uncertainty < math.inf
+            isinstance(uncertainty, bool)
+            or not isinstance(uncertainty, (int, float))
+            or not 0 <= uncertainty < math.inf
         ):
             raise SimfsError(f"{where}.uncertainty: expected a finite number at least 0, got {uncertainty!r}")
         extra_keys = set(point) - {"value", "over", "uncertainty", "note", *EXPERIMENT_KEYS}
@@ -178,7 +180,9 @@ def load_case(path: str | Path) -> ValidationCase:
     if {"peak_lower", "peak_earlier", "peak_ratio"} & set(expect) and "relative_to" not in expect:
         raise SimfsError(f"{path}: expect.peak_lower/peak_earlier/peak_ratio need expect.relative_to (another case)")
     ratio = expect.get("peak_ratio")
-    if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio < math.inf):
+    if ratio is not None and (
+        isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio < math.inf
+    ):
         raise SimfsError(f"{path}: expect.peak_ratio: expected a positive number, got {ratio!r}")
     curve = str(case.get("curve", ""))
     if expect and not curve:

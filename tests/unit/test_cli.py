@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -208,6 +209,37 @@ def test_show_applies_lctl_and_refuses_experiment_settings(capsys, tmp_path):
     assert code == 2 and err.strip() == (
         "simfs: error: show: --set nodes: an experiment setting, which the hardware show prints does not depend on"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # Each was taken as "." (the working directory) or silently ignored.
+        (["simulate", "--system", "", "--workload", "dd bs=1M count=1"], "system: an empty name"),
+        (
+            ["simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=1", "--timeline", ""],
+            "--timeline: an empty file name",
+        ),
+        (["measure", "--dir", "", "--", "dd", "bs=4k", "count=1"], "measure: --dir: an empty path"),
+        (
+            ["validate", "validation/crtdc-lfs3/lfs3-dd-nodes-write.toml", "--system", "crtdc-lfs3"],
+            "validate: --system goes with --live",
+        ),
+    ],
+)
+def test_empty_and_misplaced_arguments_are_one_line(capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.startswith(f"simfs: error: {message}") and err.count("\n") == 1
+
+
+def test_an_output_under_a_regular_file_says_so(capsys, tmp_path):
+    (tmp_path / "plain").write_text("")
+    timeline = tmp_path / "plain" / "t.csv"
+    code, _, err = run(
+        capsys, "simulate", "--system", "crtdc-lfs3", "--workload", "dd bs=1M count=1", "--timeline", str(timeline)
+    )
+    assert code == 2 and err == f"simfs: error: --timeline {timeline}: {tmp_path / 'plain'} is not a directory\n"
 
 
 def test_the_help_lists_every_tool_the_workload_parser_takes():
