@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from simfs import simulation
+from simfs.errors import WorkloadError
 from simfs.experiment import Experiment
 from simfs.filesystems import FileSystem
 from simfs.units import GIB
@@ -54,7 +55,12 @@ def simulate_io500(system: FileSystem, plan: Io500Plan, experiment: Experiment, 
     # Per write phase: what one rank did per second of it (bytes or items).
     per_rank_rate: dict[str, float] = {}
     for phase in plan.phases:
-        spec = parse_workload(phase.command)
+        try:
+            spec = parse_workload(phase.command)
+        except WorkloadError as exc:
+            # The user wrote the configuration, not this command line: name both.
+            group = phase.name.rsplit("-", 1)[0]
+            raise WorkloadError(f"io500: {plan.source}: {phase.name} (from [{group}]): {exc}") from None
         if phase.bounded_by and plan.stonewall_s:  # a timer of 0: no stonewall, the command's own size
             spec = _bounded(spec, per_rank_rate.get(phase.bounded_by), plan.stonewall_s)
         phase_experiment = _laid_out(system, plan, phase.name, experiment, notes)

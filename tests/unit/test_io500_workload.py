@@ -366,3 +366,24 @@ def test_a_config_ini_takes_its_layouts_from_a_script_named_as_the_site_likes(tm
     assert plan.layout_source == str(tmp_path / "io500.10node.sh")
     assert plan.layout_of("ior-hard-write").command == "lfs setstripe -C 40 $workdir/ior-hard"
     assert plan.layout_of("ior-easy-write") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[global]\n[ior-easy]\ntransferSize = 0\n",
+            r"cfg\.ini: ior-easy-write \(from \[ior-easy\]\): ior: -t 0: expected",
+        ),
+        ("[global]\n[mdtest-easy]\nn = 0\n", r"cfg\.ini: mdtest-easy-write \(from \[mdtest-easy\]\): mdtest"),
+    ],
+)
+def test_a_value_the_made_command_refuses_names_the_config_and_its_section(tmp_path, capsys, text, message):
+    # It named only the option of a command line the user never wrote ("ior: -t 0").
+    from simfs.cli import main
+
+    config = tmp_path / "cfg.ini"
+    config.write_text(text)
+    assert main(["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {config}", "--nodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and err.count("\n") == 1
