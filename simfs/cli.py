@@ -414,6 +414,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, str]:
         from simfs.systems import lustre_tunables
         from simfs.textinput import read_text_file
 
+        file_system = load_profile(args.system).data.get("system", {}).get("filesystem")
+        if isinstance(file_system, str) and file_system != "lustre":
+            raise SimfsError(
+                f"--lctl {args.lctl}: {args.system} is a {file_system} system; --lctl gives Lustre tunables"
+            )
         text = read_text_file(args.lctl, what="lctl get_param output", kind="lctl get_param output")
         try:
             tunables, unmodelled = lustre_tunables.from_lctl(text, args.lctl)

@@ -242,6 +242,19 @@ def test_an_output_under_a_regular_file_says_so(capsys, tmp_path):
     assert code == 2 and err == f"simfs: error: --timeline {timeline}: {tmp_path / 'plain'} is not a directory\n"
 
 
+def test_lctl_on_a_system_that_is_not_lustre_says_so(capsys, tmp_path):
+    # It said "lustre.max_rpcs_in_flight: unknown field (did you mean osc.max_rpcs_in_flight?)".
+    lctl = tmp_path / "lctl.txt"
+    lctl.write_text("osc.x-OST0000-osc.max_rpcs_in_flight=16\n")
+    code, _, err = run(
+        capsys, "simulate", "--system", "crtdc-panfs", "--workload", "dd bs=1M count=1", "--lctl", str(lctl)
+    )
+    assert (
+        code == 2
+        and err == f"simfs: error: --lctl {lctl}: crtdc-panfs is a panfs system; --lctl gives Lustre tunables\n"
+    )
+
+
 def test_the_help_lists_every_tool_the_workload_parser_takes():
     from simfs.cli import WORKLOAD_TOOLS
     from simfs.workloads import _PARSERS
