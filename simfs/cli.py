@@ -453,6 +453,14 @@ def _systems(args: argparse.Namespace) -> int:
     return 0
 
 
+#: A run's striping settings and the Lustre profile fields of the default ``show`` prints.
+_STRIPING_DEFAULTS = {
+    "stripe_count": "lustre.stripe_count",
+    "stripe_size": "lustre.stripe_size_bytes",
+    "stripe_offset": "lustre.stripe_offset",
+}
+
+
 def _show(args: argparse.Namespace) -> int:
     from simfs.api import load_system, split_overrides
     from simfs.systems.profile import load_profile
@@ -460,6 +468,11 @@ def _show(args: argparse.Namespace) -> int:
     experiment, profile_overrides = split_overrides(_overrides(args))
     if experiment:
         key = next(iter(experiment))
+        default = _STRIPING_DEFAULTS.get(key)
+        if default:
+            raise SimfsError(
+                f"show: --set {key}: a run's striping; show prints the profile's default, which --set {default} sets"
+            )
         raise SimfsError(f"show: --set {key}: an experiment setting, which the hardware show prints does not depend on")
     base = load_profile(args.system)
     profile = base.with_overrides(profile_overrides) if profile_overrides else base

@@ -59,8 +59,8 @@ def simulate_io500(system: FileSystem, plan: Io500Plan, experiment: Experiment, 
             spec = parse_workload(phase.command)
         except WorkloadError as exc:
             # The user wrote the configuration, not this command line: name both.
-            group = phase.name.rsplit("-", 1)[0]
-            raise WorkloadError(f"io500: {plan.source}: {phase.name} (from [{group}]): {exc}") from None
+            made_from = "its io500_* settings" if plan.from_script else f"[{phase.name.rsplit('-', 1)[0]}]"
+            raise WorkloadError(f"io500: {plan.source}: {phase.name} (from {made_from}): {exc}") from None
         if phase.bounded_by and plan.stonewall_s:  # a timer of 0: no stonewall, the command's own size
             spec = _bounded(spec, per_rank_rate.get(phase.bounded_by), plan.stonewall_s)
         phase_experiment = _laid_out(system, plan, phase.name, experiment, notes)

@@ -23,7 +23,9 @@ CONNECT_TIMEOUT_S = 30.0
 
 #: A scheduler address as ``dask.distributed.Client`` takes it: ``[PROTOCOL://]HOST:PORT``
 #: (``tcp://`` when no protocol is given; an IPv6 host in brackets), or an in-process one.
-SCHEDULER_ADDRESS = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+):\d{1,5}|inproc://\S+")
+#: The protocol is any name: distributed loads more from plugins (``ucxx://``), and one it
+#: does not know is its ValueError, made one line in :func:`_on_dask`.
+SCHEDULER_ADDRESS = re.compile(r"(?:[A-Za-z][\w+.-]*://)?(?:\[[0-9A-Fa-f:.]+\]|[\w.-]+):\d{1,5}|inproc://\S+")
 
 
 def check_jobs(jobs: object, scheduler: object, where: str) -> int:
@@ -33,7 +35,8 @@ def check_jobs(jobs: object, scheduler: object, where: str) -> int:
     if scheduler is not None and jobs > 1:
         raise SimfsError(f"{where}: give jobs (local processes) or scheduler (a Dask cluster), not both")
     if isinstance(scheduler, str) and not SCHEDULER_ADDRESS.fullmatch(scheduler):
-        raise SimfsError(f"--scheduler {scheduler}: expected a Dask scheduler's address, tcp://HOST:PORT")
+        option = "--scheduler" if where.startswith("--") else f"{where}: scheduler"
+        raise SimfsError(f"{option} {scheduler}: expected a Dask scheduler's address, tcp://HOST:PORT")
     return jobs
 
 

@@ -44,8 +44,8 @@ _HEADER_READ = max(modules_at + 20 * count for _, modules_at, count in _REGION_M
 _MAGIC = 6567223
 
 
-def _truncation(header: bytes, size: int) -> str | None:
-    """What a log of ``size`` bytes whose header starts ``header`` lacks, or None.  The C
+def _header_problem(header: bytes, size: int) -> str | None:
+    """What is wrong with a log of ``size`` bytes whose header starts ``header``, or None.  The C
     library reads a truncated log's regions past its end and may crash the process (a
     segmentation fault at 1,000 bytes of a 3,396-byte log) rather than report it, so the
     regions the header lists are checked against the file's size first.  Formats whose
@@ -56,16 +56,19 @@ def _truncation(header: bytes, size: int) -> str | None:
     name_at, modules_at, count = layout
     header_bytes = modules_at + 20 * count  # the maps, then a uint32 version per module
     if size < header_bytes:
-        return f"{size} bytes, shorter than its header ({header_bytes} bytes)"
-    order = "<" if struct.unpack_from("<q", header, 8)[0] == _MAGIC else ">"
+        return f"truncated Darshan log: {size} bytes, shorter than its header ({header_bytes} bytes)"
+    orders = [order for order in "<>" if struct.unpack_from(order + "q", header, 8)[0] == _MAGIC]
+    if not orders:
+        return "not a readable Darshan log (its header's magic number is not Darshan's in either byte order)"
+    order = orders[0]
     regions = [("name map", *struct.unpack_from(order + "QQ", header, name_at))]
     for index in range(count):
         offset, length = struct.unpack_from(order + "QQ", header, modules_at + 16 * index)
         if length:
-            regions.append((f"module {index}", offset, length))
+            regions.append((f"module {index}'s region", offset, length))  # the module's number in the log
     for what, offset, length in regions:
         if offset + length > size:
-            return f"its {what} ends at byte {offset + length:,}, past the end of the {size:,}-byte file"
+            return f"truncated Darshan log: its {what} ends at byte {offset + length:,}, past the end of the {size:,}-byte file"
     return None
 
 
@@ -86,9 +89,9 @@ def open_report(path: str, refuse: Callable[[str], Exception]) -> Any:
         raise refuse(f"cannot read it ({exc.strerror})") from None
     if not re.match(rb"\d\.\d\d\0", header):
         raise refuse("not a readable Darshan log (no Darshan version header)")
-    truncated = _truncation(header, size)
-    if truncated:
-        raise refuse(f"truncated Darshan log: {truncated}")
+    problem = _header_problem(header, size)
+    if problem:
+        raise refuse(problem)
     try:
         return darshan.DarshanReport(path, read_all=False)
     except Exception as exc:  # the C library reports corrupt logs in many ways

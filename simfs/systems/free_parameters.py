@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.errors import ProfileError
-from simfs.systems.profile import Profile
+from simfs.systems.profile import LARGEST_PROFILE_MAGNITUDE, Profile
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,15 @@ def declared_followers(profile: Profile) -> dict[str, str]:
             raise ProfileError(f"{where}: a free parameter cannot also follow another")
         for name in (field, leader):
             value = profile.raw(name) if profile.has(name) else None
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ProfileError(f"{where}: {name} must be a positive number in the profile, got {value!r}")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 < value <= LARGEST_PROFILE_MAGNITUDE
+            ):
+                raise ProfileError(
+                    f"{where}: {name} must be a positive number of at most {LARGEST_PROFILE_MAGNITUDE:g} in the "
+                    f"profile, got {_shown(value)}"
+                )
     return dict(table)
 
 
@@ -72,6 +79,15 @@ def followed_values(
         for field, leader in declared_followers(profile).items()
         if leader in values and leader not in held_leaders
     }
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, but an integer too long to print as one line by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(item) for item in value) + "]"
+    return repr(value)
 
 
 def declared_free_parameters(profile: Profile, names: list[str] | None = None) -> list[FreeParameter]:
@@ -89,9 +105,10 @@ def declared_free_parameters(profile: Profile, names: list[str] | None = None) -
         bounds = table[name]
         if not (isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(b, (int, float)) for b in bounds)):
             raise ProfileError(f"{profile.origin}: calibration.free.{name}: expected [lower, upper], got {bounds!r}")
-        if not 0 < bounds[0] < bounds[1]:
+        if not 0 < bounds[0] < bounds[1] <= LARGEST_PROFILE_MAGNITUDE:
             raise ProfileError(
-                f"{profile.origin}: calibration.free.{name}: bounds must satisfy 0 < lower < upper, got {bounds!r}"
+                f"{profile.origin}: calibration.free.{name}: bounds must satisfy 0 < lower < upper <= "
+                f"{LARGEST_PROFILE_MAGNITUDE:g}, got {_shown(bounds)}"
             )
         if not profile.has(name):
             raise ProfileError(
@@ -99,8 +116,11 @@ def declared_free_parameters(profile: Profile, names: list[str] | None = None) -
                 + profile.misspelt_note(name)
             )
         prior = profile.raw(name)
-        if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not prior > 0:
+        if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 < prior <= LARGEST_PROFILE_MAGNITUDE:
             # Fitted on a log scale: a prior of zero or below has no logarithm.
-            raise ProfileError(f"{profile.origin}: {name}: a free parameter must be a positive number, got {prior!r}")
+            raise ProfileError(
+                f"{profile.origin}: {name}: a free parameter must be a positive number of at most "
+                f"{LARGEST_PROFILE_MAGNITUDE:g}, got {_shown(prior)}"
+            )
         free.append(FreeParameter(name, float(bounds[0]), float(bounds[1]), float(prior)))
     return free

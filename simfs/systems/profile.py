@@ -150,6 +150,12 @@ class Profile:
         kind = "an integer" if integer else "a number"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ProfileError(f"{self._origin}: {key}: expected {kind}, got {value!r}")
+        if isinstance(value, int) and abs(value) > (MAX_PROFILE_INTEGER if integer else LARGEST_PROFILE_MAGNITUDE):
+            # Before any float(): TOML integers have no bound, and one past 1e308 overflows it.
+            bound = "2^53" if integer else f"{LARGEST_PROFILE_MAGNITUDE:g}"
+            raise ProfileError(
+                f"{self._origin}: {key}: expected at most {bound}, got an integer of {value.bit_length()} bits"
+            )
         if integer and not float(value).is_integer():
             raise ProfileError(f"{self._origin}: {key}: expected {kind}, got {value!r}")
         if not math.isfinite(value):
@@ -270,6 +276,8 @@ def parse_override_value(text: str) -> Any:
         return tomllib.loads(f"value = {text}")["value"]
     except tomllib.TOMLDecodeError:
         return text
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        raise ProfileError(f"--set: a value of {len(text):,} characters, too long for a number") from None
 
 
 def builtin_names() -> list[str]:

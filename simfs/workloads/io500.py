@@ -109,6 +109,9 @@ class Io500Plan:
     layouts: dict[str, StripeLayout] = field(default_factory=dict, compare=False)
     #: The script the layouts come from ("" if none).
     layout_source: str = ""
+    #: Read from the bash harness's ``io500.sh`` (its ``io500_*`` settings), not a
+    #: ``config.ini`` (its sections).
+    from_script: bool = False
 
     def layout_of(self, phase: str) -> StripeLayout | None:
         """The layout the files of ``phase`` (``ior-hard-read``) get: their directory's,
@@ -258,7 +261,7 @@ def parse_io500_script(text: str, origin: str = "io500.sh") -> Io500Plan:
         switch = values.get(_SCRIPT_SWITCHES[name], "True")
         return f"{_SCRIPT_SWITCHES[name]}={switch}" if switch.lower() in ("false", "0", "no") else ""
 
-    plan = _plan(origin, timer, lambda name: commands[name], switched_off)
+    plan = replace(_plan(origin, timer, lambda name: commands[name], switched_off), from_script=True)
     layouts = script_layouts(text)
     return replace(plan, layouts=layouts, layout_source=origin) if layouts else plan
 

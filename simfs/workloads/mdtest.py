@@ -60,6 +60,7 @@ suffixes (powers of 1024).
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from simfs.errors import WorkloadError
 from simfs.workloads.options import NoIoOptions, interface_notes, parse_count, parse_size, scan_options
@@ -153,7 +154,9 @@ def parse_mdtest(args: list[str], command: str) -> WorkloadSpec:
 def _count_text(count: int) -> str:
     """``count`` with thousands separators, or its power of ten where that would be a
     screenful (a tree of -b 1000 -z 1000 has 1,001 digits of directories)."""
-    return f"{count:,}" if count < 10**18 else f"about 10^{len(str(count)) - 1}"
+    if count < 10**18:
+        return f"{count:,}"
+    return f"about 10^{int(math.log10(count))}"  # str() refuses more than 4,300 digits
 
 
 def _items_and_tree(flags: set[str], values: dict[str, str]) -> tuple[int, DirectoryTree | None]:

@@ -89,7 +89,16 @@ def _wrong_values(key: tuple, value: object) -> list[object]:
     if isinstance(value, bool):
         return ["yes", 1]
     if isinstance(value, (int, float)):
-        return ["fast", True, -7, math.nan, math.inf, 1e308, 5e-324]  # the last two: slips that overflow or vanish
+        return [
+            "fast",
+            True,
+            -7,
+            math.nan,
+            math.inf,
+            1e308,
+            5e-324,
+            10**400,
+        ]  # the last three: slips that overflow or vanish
     if isinstance(value, str):
         return [5, "no-such-choice"]
     if isinstance(value, list) and key[0] == "calibration":

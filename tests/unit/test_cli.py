@@ -242,6 +242,12 @@ def test_an_output_under_a_regular_file_says_so(capsys, tmp_path):
     assert code == 2 and err == f"simfs: error: --timeline {timeline}: {tmp_path / 'plain'} is not a directory\n"
 
 
+def test_a_number_too_long_for_python_is_one_line(capsys):
+    # tomllib's ValueError (past 4,300 digits) was a traceback.
+    code, _, err = run(capsys, "show", "crtdc-lfs3", "--set", "oss.count=1" + "0" * 5000)
+    assert code == 2 and err == "simfs: error: --set: a value of 5,001 characters, too long for a number\n"
+
+
 def test_lctl_on_a_system_that_is_not_lustre_says_so(capsys, tmp_path):
     # It said "lustre.max_rpcs_in_flight: unknown field (did you mean osc.max_rpcs_in_flight?)".
     lctl = tmp_path / "lctl.txt"

@@ -465,3 +465,13 @@ def test_a_truncated_darshan_log_is_refused_before_the_library_reads_past_its_en
         read_measurements(cut)
     assert capfd.readouterr().err == ""
     assert len(read_measurements(DATA / "darshan" / "mpi-io-test.darshan")) >= 1  # the whole log reads
+
+
+def test_a_darshan_header_of_another_magic_number_is_not_called_truncated(tmp_path, capfd):
+    pytest.importorskip("darshan")
+    whole = (DATA / "darshan" / "mpi-io-test.darshan").read_bytes()
+    garbled = tmp_path / "garbled.darshan"
+    garbled.write_bytes(whole[:8] + bytes(range(256)) * 16)  # the version, then not a header
+    with pytest.raises(SimfsError, match=r"garbled\.darshan: not a readable Darshan log \(its header's magic number"):
+        read_measurements(garbled)
+    assert capfd.readouterr().err == ""

@@ -387,3 +387,17 @@ def test_a_value_the_made_command_refuses_names_the_config_and_its_section(tmp_p
     assert main(["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {config}", "--nodes", "1"]) == 2
     err = capsys.readouterr().err
     assert re.search(message, err) and err.count("\n") == 1
+
+
+def test_a_script_setting_the_made_command_refuses_names_the_script(tmp_path, capsys):
+    # An io500.sh has no sections: the command came from its io500_* settings.
+    from simfs.cli import main
+
+    script = (BASH / "io500.sh").read_text()
+    assert 'io500_ior_easy_params="-t 16384k' in script
+    bad = tmp_path / "io500.sh"
+    bad.write_text(script.replace('io500_ior_easy_params="-t 16384k', 'io500_ior_easy_params="-t 0'))
+    assert main(["simulate", "--system", "crtdc-lfs3", "--workload", f"io500 {bad}", "--nodes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"io500: {bad}: ior-easy-write (from its io500_* settings): ior: -t 0: expected" in err
+    assert err.count("\n") == 1

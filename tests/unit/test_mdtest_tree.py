@@ -51,6 +51,8 @@ def test_one_directory_is_no_tree():
         ("mdtest -F -n 100 -z 40 -b 10", "directories hold items"),
         # The count as a power of ten, not a line of 4,000 characters.
         ("mdtest -F -n 10 -z 1000 -b 1000", r"-z 1000 -b 1000: about 10\^3000 directories hold items; at most"),
+        # Past Python's 4,300-digit limit on printing an integer.
+        ("mdtest -F -n 10 -z 100000 -b 2", r"-z 100000 -b 2: about 10\^30103 directories hold items"),
     ],
 )
 def test_impossible_trees_are_refused(command, message):
