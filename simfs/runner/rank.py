@@ -226,11 +226,16 @@ class _RankProgram:
         return flags | (os.O_DIRECT if direct else 0)
 
     def _data_phase(self, iteration: int, phase: PhaseSpec, record: RankPhase) -> None:
+        # The view is released however the phase ends: an exception's traceback keeps
+        # this frame, and a live view of the buffer made run()'s close of it raise
+        # BufferError in place of the exception that stopped the rank.
+        with memoryview(self._buffer(phase.transfer_size_bytes)) as view:
+            self._data_phase_through(iteration, phase, record, view)
+
+    def _data_phase_through(self, iteration: int, phase: PhaseSpec, record: RankPhase, view: memoryview) -> None:
         owner = phase.data_owner(self.rank, self.plan.ppn, self.plan.ranks)
         path = self._data_file(phase, owner)
         count, offsets = transfer_offsets(phase, owner, self.plan.ranks, iteration)
-        buffer = self._buffer(phase.transfer_size_bytes)
-        view = memoryview(buffer)
         fd = -1
         record.open_start = self._now()
         if self.failure is None:

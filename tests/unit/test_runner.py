@@ -316,6 +316,23 @@ def test_two_outputs_naming_one_file_are_refused_before_the_run(tmp_path, capsys
     assert captured.out == "" and sorted(p.name for p in tmp_path.iterdir()) == ["target"]
 
 
+def test_a_rank_stopped_by_an_unexpected_error_names_it(tmp_path, monkeypatch):
+    # The buffer's view, kept alive by the exception's traceback, made closing the buffer
+    # raise BufferError, which the record named in place of the error that stopped the rank.
+    import simfs.runner.rank as rank
+
+    def broken(self, *args, **kwargs):
+        raise RuntimeError("a transfer broke")
+
+    monkeypatch.setattr(rank._RankProgram, "_transfers", broken)
+    measured, _ = _run("ior -F -t 64k -b 1m -w", tmp_path, processes=1)
+    assert measured.record["status"] == "failed"
+    assert (
+        "RuntimeError: a transfer broke" in measured.record["reason"] and "BufferError" not in measured.record["reason"]
+    )
+    assert _left(tmp_path) == []
+
+
 # -- refusals -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("command", "message"),
