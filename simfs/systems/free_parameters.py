@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.errors import ProfileError
-from simfs.systems.profile import LARGEST_PROFILE_MAGNITUDE, Profile
+from simfs.systems.profile import LARGEST_PROFILE_MAGNITUDE, Profile, shown_value
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def declared_followers(profile: Profile) -> dict[str, str]:
             ):
                 raise ProfileError(
                     f"{where}: {name} must be a positive number of at most {LARGEST_PROFILE_MAGNITUDE:g} in the "
-                    f"profile, got {_shown(value)}"
+                    f"profile, got {shown_value(value)}"
                 )
     return dict(table)
 
@@ -79,15 +79,6 @@ def followed_values(
         for field, leader in declared_followers(profile).items()
         if leader in values and leader not in held_leaders
     }
-
-
-def _shown(value: object) -> str:
-    """``repr(value)``, but an integer too long to print as one line by its size."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
-        return f"an integer of {value.bit_length()} bits"
-    if isinstance(value, list):
-        return "[" + ", ".join(_shown(item) for item in value) + "]"
-    return repr(value)
 
 
 def declared_free_parameters(profile: Profile, names: list[str] | None = None) -> list[FreeParameter]:
@@ -108,7 +99,7 @@ def declared_free_parameters(profile: Profile, names: list[str] | None = None) -
         if not 0 < bounds[0] < bounds[1] <= LARGEST_PROFILE_MAGNITUDE:
             raise ProfileError(
                 f"{profile.origin}: calibration.free.{name}: bounds must satisfy 0 < lower < upper <= "
-                f"{LARGEST_PROFILE_MAGNITUDE:g}, got {_shown(bounds)}"
+                f"{LARGEST_PROFILE_MAGNITUDE:g}, got {shown_value(bounds)}"
             )
         if not profile.has(name):
             raise ProfileError(
@@ -120,7 +111,7 @@ def declared_free_parameters(profile: Profile, names: list[str] | None = None) -
             # Fitted on a log scale: a prior of zero or below has no logarithm.
             raise ProfileError(
                 f"{profile.origin}: {name}: a free parameter must be a positive number of at most "
-                f"{LARGEST_PROFILE_MAGNITUDE:g}, got {_shown(prior)}"
+                f"{LARGEST_PROFILE_MAGNITUDE:g}, got {shown_value(prior)}"
             )
         free.append(FreeParameter(name, float(bounds[0]), float(bounds[1]), float(prior)))
     return free

@@ -114,12 +114,12 @@ def other_cpu_entries(profile: Profile, fields: Mapping[str, tuple[str, ...]]) -
 def other_cpu_profiles(profile: Profile, fields: Mapping[str, tuple[str, ...]]) -> list[tuple[str, OtherCpuCosts]]:
     """``(cpu_model, costs)`` for every entry but one for the CPU the profile's rates were
     measured on (:func:`host_costs_for` of each)."""
-    chosen = []
-    for _, model, _ in other_cpu_entries(profile, fields):
-        costs = host_costs_for(profile, model, fields)
-        if costs is not None:
-            chosen.append((model, costs))
-    return chosen
+    recorded = recorded_cpu(profile)
+    return [
+        (model, _costs_of(profile, number, model, values))
+        for number, model, values in other_cpu_entries(profile, fields)
+        if model != recorded
+    ]
 
 
 def check_other_cpus(profile: Profile, fields: Mapping[str, tuple[str, ...]], build: Callable[[Profile], Any]) -> None:
@@ -142,15 +142,19 @@ def host_costs_for(profile: Profile, cpu_model: str, fields: Mapping[str, tuple[
         # [host] is that CPU's already (a case's settings may set both): nothing to replace.
         return None
     for number, model, values in entries:
-        if model != cpu_model:
-            continue
-        overrides = dict(values)
-        # Whichever key says where the CPU-bound rates were measured now says this CPU.
-        overrides.update({key: cpu_model for key in RECORDED_CPU_KEYS if profile.has(key)})
-        overrides["host.recorded.cpu_model"] = cpu_model
-        data = profile.with_overrides(overrides).data
-        del data["host"]["other_cpu"]  # a profile of that one CPU now
-        chosen = Profile(data, f"{profile.origin} (host.other_cpu[{number}])", profile.text)
-        replaced = tuple(key.removeprefix("host.") for key in values)
-        return OtherCpuCosts(chosen, number, replaced)
+        if model == cpu_model:
+            return _costs_of(profile, number, model, values)
     return None
+
+
+def _costs_of(profile: Profile, number: int, cpu_model: str, values: Mapping[str, Any]) -> OtherCpuCosts:
+    """``profile`` with entry ``number``'s checked ``values`` (for ``cpu_model``) in place."""
+    overrides = dict(values)
+    # Whichever key says where the CPU-bound rates were measured now says this CPU.
+    overrides.update({key: cpu_model for key in RECORDED_CPU_KEYS if profile.has(key)})
+    overrides["host.recorded.cpu_model"] = cpu_model
+    data = profile.with_overrides(overrides).data
+    del data["host"]["other_cpu"]  # a profile of that one CPU now
+    chosen = Profile(data, f"{profile.origin} (host.other_cpu[{number}])", profile.text)
+    replaced = tuple(key.removeprefix("host.") for key in values)
+    return OtherCpuCosts(chosen, number, replaced)

@@ -33,6 +33,18 @@ LARGEST_PROFILE_MAGNITUDE = 1e30
 SMALLEST_PROFILE_MAGNITUDE = 1e-30
 #: Integer fields are counts and sizes: at most what a float64 holds exactly.
 MAX_PROFILE_INTEGER = 2**53
+
+
+def shown_value(value: object) -> str:
+    """``repr(value)`` for an error message, but an integer too long for one line by its
+    size (TOML integers have no bound; ``repr`` refuses past 4,300 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"an integer of {value.bit_length()} bits"
+    if isinstance(value, list):
+        return "[" + ", ".join(shown_value(item) for item in value) + "]"
+    return repr(value)
+
+
 #: A profile is a few kilobytes; anything beyond this is not one (``/dev/zero``, a log).
 PROFILE_LIMIT_BYTES = 1024 * 1024
 
@@ -153,9 +165,7 @@ class Profile:
         if isinstance(value, int) and abs(value) > (MAX_PROFILE_INTEGER if integer else LARGEST_PROFILE_MAGNITUDE):
             # Before any float(): TOML integers have no bound, and one past 1e308 overflows it.
             bound = "2^53" if integer else f"{LARGEST_PROFILE_MAGNITUDE:g}"
-            raise ProfileError(
-                f"{self._origin}: {key}: expected at most {bound}, got an integer of {value.bit_length()} bits"
-            )
+            raise ProfileError(f"{self._origin}: {key}: expected at most {bound}, got {shown_value(value)}")
         if integer and not float(value).is_integer():
             raise ProfileError(f"{self._origin}: {key}: expected {kind}, got {value!r}")
         if not math.isfinite(value):
