@@ -18,7 +18,9 @@ A read phase with no write before it in the iteration (``ior -r``, ``dd if=FILE`
 writes its data untimed, with an fsync, as the real tools need the file to exist.
 
 Test hooks (environment, read once; for the test suite): ``SIMFS_RUNNER_DELAY="R:S"``
-makes rank R start each phase S seconds after the barrier; ``SIMFS_RUNNER_FAULT=
+makes rank R start each phase S seconds after the barrier; ``SIMFS_RUNNER_PACE="S"``
+makes every rank wait S seconds before each transfer (a device slow on demand, so that a
+stonewall deadline falls inside the block however fast the machine); ``SIMFS_RUNNER_FAULT=
 "R:LABEL:K:ACTION"`` acts at rank R's K-th operation of phase LABEL (0 is the open).
 ACTION is an errno name (EIO, ENOSPC, EACCES: the operation fails with it, an error no
 ordinary directory produces on demand), or:
@@ -100,6 +102,7 @@ class _RankProgram:
         self.failure: tuple[str, str] | None = None  # (reason, kind)
         self.origin = 0.0
         self.delay_s = _delay_hook(self.rank)
+        self.pace_s = float(os.environ.get("SIMFS_RUNNER_PACE") or 0.0)
         self.fault = _fault_hook(self.rank)
         self.buffers: dict[int, mmap.mmap] = {}
         # dd copies /dev/zero (the seed's form, and dd's without if=): write what dd writes,
@@ -294,6 +297,8 @@ class _RankProgram:
                     record.pairs_at_deadline = done
                     break
                 self._check(phase.label, done + 1)
+                if self.pace_s:
+                    time.sleep(self.pace_s)
                 offset = next(offsets)
                 start = self._now() if self.plan.trace_ops else 0.0
                 moved += self._transfer(fd, phase.op, offset, view)

@@ -25,15 +25,23 @@ MIB = 1 << 20
     length=st.integers(1, 5 * MIB),
 )
 def test_object_pieces_cover_the_range_once_and_map_back(count, size_units, offset, length):
-    layout = Layout(tuple(range(count)), size_units * 65536)
+    stripe_size = size_units * 65536
+    layout = Layout(tuple(range(count)), stripe_size)
     pieces = object_pieces(layout, offset, length)
     assert sum(end - start for _, start, end in pieces) == length
-    covered = set()
+    # Map every piece back to the file a stripe unit at a time (a piece may span several
+    # units of its object, which lie apart in the file): the file bytes they cover must
+    # be exactly the range, each once (as many bytes added as the range holds).
+    covered = IntervalSet()
     for obj, start, end in pieces:
-        for position in (start, end - 1):
+        position = start
+        while position < end:
+            unit_end = min(end, (position // stripe_size + 1) * stripe_size)
             byte = file_offset(layout, obj, position)
-            assert offset <= byte < offset + length
-            covered.add(byte)
+            covered.add(byte, byte + unit_end - position)
+            position = unit_end
+    assert covered.total == length
+    assert covered.remove(offset, offset + length) == length and covered.total == 0
     assert file_offset(layout, pieces[0][0], pieces[0][1]) == offset
 
 
