@@ -32,6 +32,9 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted([ROOT / "README.md", *ROOT.glob("docs/**/*.md")])
+#: The repository's folders that page examples name by relative paths (a profile, a case,
+#: a sample log), seen from the scratch folder the examples run in.
+DATA_FOLDERS = ("calibration", "validation", "tests")
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.DOTALL)
 SHOWN = re.compile(r"!\[[^\]]*\]\((img/[^)\s]+)\)")
 #: Options of ``simfs simulate`` / ``sweep`` that draw a figure and, for ``.csv``, write
@@ -171,7 +174,7 @@ def differences(actual: Path, committed: Path) -> list[str]:
 def _scratch():
     """A scratch working directory that sees the repository's data folders."""
     with tempfile.TemporaryDirectory() as folder:
-        for name in ("calibration", "validation"):
+        for name in DATA_FOLDERS:
             (Path(folder) / name).symlink_to(ROOT / name)
         previous = Path.cwd()
         os.chdir(folder)

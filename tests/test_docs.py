@@ -38,7 +38,7 @@ simfs_lines = images.simfs_lines
 
 def in_scratch(tmp_path: Path, monkeypatch) -> None:
     """Run examples in a scratch folder that sees the repository's data folders."""
-    for name in ("calibration", "validation"):
+    for name in images.DATA_FOLDERS:
         (tmp_path / name).symlink_to(ROOT / name)
     monkeypatch.chdir(tmp_path)
 
@@ -204,6 +204,11 @@ def test_console_examples_run(page, line, tmp_path, monkeypatch, capsys):
         assert not stale, "\n  ".join(stale)
         return
     in_scratch(tmp_path, monkeypatch)
+    if shown and shown[0].startswith("simfs: error:"):
+        # A refusal the page shows: the exit status for bad input, and that line.
+        assert main(argv) == 2
+        assert capsys.readouterr().err.strip() == "\n".join(shown).strip()
+        return
     if argv == ["--help"]:
         with pytest.raises(SystemExit) as exit_info:
             main(argv)

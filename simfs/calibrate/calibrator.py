@@ -69,7 +69,7 @@ import pandas as pd
 from scipy.optimize import OptimizeResult, least_squares
 
 from simfs.calibrate.free import FreeParameter, declared_followers, declared_free_parameters, followed_values
-from simfs.errors import ProfileError, SimfsError
+from simfs.errors import ProfileError, SimfsError, check_finite, check_whole
 from simfs.filesystems import system_from_profile
 from simfs.ingest import fio
 from simfs.parallel import check_jobs, map_ordered
@@ -79,6 +79,12 @@ from simfs.workloads import parse_workload
 
 #: Fewest bootstrap refits behind an interval (0 means no intervals); see the module docstring.
 MIN_BOOTSTRAP = 20
+
+
+class NotFittedError(SimfsError, AttributeError):
+    """A fitted attribute asked for before :meth:`ProfileCalibrator.fit` (an
+    AttributeError too, so that ``hasattr(calibrator, "summary_")`` is False, as in
+    scikit-learn)."""
 
 
 def check_bootstrap(count: object, option: str) -> int:
@@ -251,6 +257,7 @@ class ProfileCalibrator:
         check_seed(self.seed, "seed")
         check_jobs(self.jobs, self.scheduler, "calibrate")
         check_starts(self.starts, "starts")
+        self._check_settings()
         self._evaluations = 0
         profile = self.system if isinstance(self.system, Profile) else load_profile(self.system)
         parameters = declared_free_parameters(profile, self.free)
@@ -504,10 +511,27 @@ class ProfileCalibrator:
         table["error_pct"] = 100.0 * (predicted / measured - 1.0)
         return table
 
+    def _check_settings(self) -> None:
+        """The numeric settings, each named: NaN would switch a check off unseen, a
+        fractional evaluation budget left scipy's optimiser spinning."""
+        owner = "calibrator"
+        check_whole(owner, "max_evaluations", self.max_evaluations, 1, SimfsError)
+        check_whole(owner, "scan_points", self.scan_points, 1, SimfsError)
+        for name in ("min_sigma", "prior_weight", "min_sensitivity"):
+            check_finite(owner, name, getattr(self, name), 0, error=SimfsError)
+        check_finite(owner, "max_interval_ratio", self.max_interval_ratio, 0, above=True, error=SimfsError)
+        if self.free is not None and (
+            isinstance(self.free, str) or not self.free or not all(isinstance(name, str) for name in self.free)
+        ):
+            raise SimfsError(
+                f"{owner}: free: expected a list of one or more parameter names (None: every declared one), "
+                f"got {self.free!r}"
+            )
+
     # -- using the fit ------------------------------------------------------------------
     def _check_fitted(self) -> None:
         if not hasattr(self, "params_"):
-            raise SimfsError("this calibrator is not fitted yet: call fit(measurements) first")
+            raise NotFittedError("this calibrator is not fitted yet: call fit(measurements) first")
 
     def fitted_profile(self) -> Profile:
         """The profile with the fitted values, and its ``[calibration.follow]`` fields moved with them."""

@@ -451,6 +451,9 @@ class FluidNetwork:
         """Change a resource's nominal capacity from now on (failure, rebuild, drain)."""
         if not (math.isfinite(capacity) and capacity > 0):
             raise ValueError(f"capacity: {resource.name!r} needs a positive finite value")
+        # A resource of no network has index -1, which would name this network's last one.
+        if not (0 <= resource.index < len(self._resources) and self._resources[resource.index] is resource):
+            raise ValueError(f"resource: {resource.name!r} is not in this network")
         self._ensure_resource_arrays()
         self._advance()
         self._capacity[resource.index] = capacity

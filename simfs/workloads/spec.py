@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from simfs.errors import WorkloadError
+from simfs.errors import WorkloadError, check_finite, check_whole
 
 Op = Literal["write", "read", "rewrite", "create", "stat", "remove"]
 #: Ops that are metadata operations on ``items_per_rank`` items (mdtest phases).
@@ -26,6 +26,7 @@ MAX_BYTES_PER_RANK = 2**53
 MAX_ITEMS_PER_RANK = 100_000_000
 #: Repetitions of the phase sequence (IOR ``-i``, mdtest ``-i``).
 MAX_ITERATIONS = 100_000
+_OPS = ("write", "read", "rewrite", *METADATA_OPS)
 
 
 @dataclass(frozen=True)
@@ -53,10 +54,8 @@ class DirectoryTree:
 
     def __post_init__(self) -> None:
         for name in ("branch", "items_per_directory", "loops"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: expected a positive integer, got {getattr(self, name)}")
-        if self.depth < 0:
-            raise ValueError(f"depth: expected 0 or more, got {self.depth}")
+            check_whole("directory tree", name, getattr(self, name), 1, WorkloadError)
+        check_whole("directory tree", "depth", self.depth, 0, WorkloadError)
 
     @property
     def directories(self) -> int:
@@ -186,8 +185,20 @@ class PhaseSpec:
     transfer_limit: int = 0
 
     def __post_init__(self) -> None:
+        if self.op not in _OPS:
+            raise WorkloadError(f"phase: op: expected one of {', '.join(_OPS)}, got {self.op!r}")
         if not self.label:
             object.__setattr__(self, "label", self.op)
+        owner = f"phase {self.label!r}"
+        # A metadata phase (mdtest: create, stat, read, remove) handles items, whose data
+        # may be none; a data phase moves bytes.
+        check_whole(owner, "items_per_rank", self.items_per_rank, 1 if self.op in METADATA_OPS else 0, WorkloadError)
+        check_whole(owner, "bytes_per_rank", self.bytes_per_rank, 0 if self.items_per_rank else 1, WorkloadError)
+        for name in ("transfer_size_bytes", "segment_count"):
+            check_whole(owner, name, getattr(self, name), 1, WorkloadError)
+        for name in ("task_offset", "owner_stride", "transfer_limit"):
+            check_whole(owner, name, getattr(self, name), 0, WorkloadError)
+        check_finite(owner, "stonewall_s", self.stonewall_s, 0, error=WorkloadError)
 
     def data_owner(self, rank: int, ppn: int, ranks: int) -> int:
         """The rank whose data ``rank`` accesses: itself, or with ``reorder_tasks`` the
@@ -253,6 +264,13 @@ class WorkloadSpec:
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
+        if not self.phases or not all(isinstance(phase, PhaseSpec) for phase in self.phases):
+            raise WorkloadError(f"{self.tool}: phases: expected one or more PhaseSpec, got {self.phases!r}")
+        check_whole(self.tool, "iterations", self.iterations, 1, WorkloadError)
+        if self.aggregate not in ("sum_of_ranks", "makespan"):
+            raise WorkloadError(
+                f"{self.tool}: aggregate: expected 'sum_of_ranks' or 'makespan', got {self.aggregate!r}"
+            )
         for phase in self.phases:
             # A time-bounded phase's size is only its upper bound (the IO500 sets IOR's -b as
             # high as IOR's 64-bit offsets take and lets the stonewall end the phase).

@@ -28,6 +28,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from simfs.errors import check_whole
+
 if TYPE_CHECKING:
     # numpy is imported where arrays are made: reading a profile (``simfs show``) never
     # makes one, and numpy is most of that command's start-up.
@@ -47,7 +49,14 @@ class Layout:
     group_bytes: int = 0
 
     def __post_init__(self) -> None:
+        if not self.targets:
+            raise ValueError("layout: targets: expected at least one target")
+        check_whole("layout", "stripe_size_bytes", self.stripe_size_bytes, 1)
+        check_whole("layout", "group_width", self.group_width, 0)
+        check_whole("layout", "group_bytes", self.group_bytes, 0)
         if self.group_width:
+            if self.group_bytes < 1:
+                raise ValueError(f"layout: group_bytes: a grouped layout needs at least 1, got {self.group_bytes!r}")
             if len(self.targets) % self.group_width:
                 raise ValueError(f"targets: {len(self.targets)} is not a whole number of groups of {self.group_width}")
             if self.group_bytes % (self.group_width * self.stripe_size_bytes):

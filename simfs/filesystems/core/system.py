@@ -39,6 +39,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from simfs.errors import check_finite, check_whole
 from simfs.filesystems.core.layout import Layout
 from simfs.filesystems.core.locking import LockPolicy
 from simfs.filesystems.core.variability import Variability
@@ -88,6 +89,18 @@ class ClientIo:
     max_read_ahead_bytes: int = 41_943_040
     max_mod_rpcs_in_flight: int = 0
     max_metadata_rpcs_in_flight: int = 0
+
+    def __post_init__(self) -> None:
+        if self.stripe_count != -1:
+            check_whole("client io", "stripe_count", self.stripe_count, 1)
+        check_whole("client io", "stripe_offset", self.stripe_offset, -1)
+        for name in ("stripe_size_bytes", "max_rpcs_in_flight", "rpc_size_bytes", "max_read_ahead_bytes"):
+            check_whole("client io", name, getattr(self, name), 1)
+        for name in ("max_dirty_bytes_per_osc", "max_mod_rpcs_in_flight", "max_metadata_rpcs_in_flight"):
+            check_whole("client io", name, getattr(self, name), 0)
+        # A bulk request's round trip sets the rate of an RPC window: it cannot be zero.
+        check_finite("client io", "rpc_latency_s", self.rpc_latency_s, 0, above=True)
+        check_finite("client io", "metadata_latency_s", self.metadata_latency_s, 0)
 
 
 #: How updates of one directory are serialised on the metadata server.

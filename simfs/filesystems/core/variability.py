@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from simfs.errors import ProfileError
+from simfs.errors import ProfileError, check_finite
 from simfs.systems.profile import Profile
 
 if TYPE_CHECKING:
@@ -82,6 +82,26 @@ class Variability:
     straggler_fraction: float = 0.0
     straggler_slowdown: float = 1.0
     start_jitter_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("node_cv", "target_cv", "service_cv", "start_jitter_s"):
+            check_finite("variability", name, getattr(self, name), 0)
+        check_finite("variability", "straggler_fraction", self.straggler_fraction, 0)
+        if self.straggler_fraction > 1:
+            raise ValueError(f"variability: straggler_fraction: expected at most 1, got {self.straggler_fraction!r}")
+        # A straggler is slower: a slowdown below 1 would make it faster.
+        check_finite("variability", "straggler_slowdown", self.straggler_slowdown, 1)
+
+    @property
+    def node_factor_mean(self) -> float:
+        """The mean of :meth:`node_factors`: the lognormal spread has mean 1, and a
+        straggler (probability ``straggler_fraction``) runs at ``1 / straggler_slowdown``."""
+        return 1 - self.straggler_fraction + self.straggler_fraction / self.straggler_slowdown
+
+    @property
+    def start_jitter_mean_s(self) -> float:
+        """The mean delay of an unsynchronised start (uniform on ``[0, start_jitter_s]``)."""
+        return self.start_jitter_s / 2
 
     @property
     def any(self) -> bool:

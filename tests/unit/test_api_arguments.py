@@ -1,0 +1,169 @@
+"""Bad arguments to the Python API's classes are refused where they are given, naming the
+class and the field (not an IndexError in numpy, a loop that never ends, or the wrong
+resource changed later): from an audit of the public constructors."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import simpy
+
+from simfs.calibrate import ProfileCalibrator
+from simfs.calibrate.calibrator import NotFittedError
+from simfs.engine import FluidNetwork, Resource
+from simfs.errors import SimfsError, WorkloadError
+from simfs.filesystems import system_from_profile
+from simfs.filesystems.core import Layout
+from simfs.filesystems.core.variability import Variability
+from simfs.systems.profile import load_profile
+from simfs.workloads.spec import DirectoryTree, PhaseSpec, WorkloadSpec
+
+NAN = float("nan")
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"stonewall_s": NAN}, "stonewall_s"),  # this one made a simulation run for ever
+        ({"stonewall_s": -1.0}, "stonewall_s"),
+        ({"bytes_per_rank": -MIB}, "bytes_per_rank"),  # reported a negative bandwidth
+        ({"bytes_per_rank": 0}, "bytes_per_rank"),
+        ({"bytes_per_rank": 1.5e7}, "bytes_per_rank"),
+        ({"transfer_size_bytes": 0}, "transfer_size_bytes"),  # was silently ignored
+        ({"segment_count": -2}, "segment_count"),
+        ({"op": "frobnicate"}, "op"),  # was run as a write
+        ({"op": "create"}, "items_per_rank"),  # a metadata op needs items
+        ({"task_offset": -1}, "task_offset"),
+    ],
+)
+def test_a_phase_names_its_bad_field(changes, field):
+    arguments = {"op": "write", "bytes_per_rank": 64 * MIB, "transfer_size_bytes": MIB} | changes
+    with pytest.raises(WorkloadError, match=f"{field}: expected"):
+        PhaseSpec(**arguments)
+
+
+def test_a_metadata_phase_may_move_no_bytes_and_a_good_phase_passes():
+    assert PhaseSpec("create", 0, 1, items_per_rank=10).is_metadata
+    assert PhaseSpec("read", 0, 1, items_per_rank=10).is_metadata  # mdtest's read of its files
+    assert PhaseSpec("write", 64 * MIB, MIB, stonewall_s=300.0).time_bounded
+    assert PhaseSpec("write", np.int64(MIB), MIB).bytes_per_rank == MIB  # numpy integers are whole
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"phases": ()}, "phases"),
+        ({"iterations": 0}, "iterations"),
+        ({"iterations": 1.5}, "iterations"),
+        ({"aggregate": "bogus"}, "aggregate"),
+    ],
+)
+def test_a_workload_names_its_bad_field(changes, field):
+    arguments = {"tool": "ior", "command": "ior", "phases": (PhaseSpec("write", MIB, MIB),)} | changes
+    with pytest.raises(WorkloadError, match=f"ior: {field}: expected"):
+        WorkloadSpec(**arguments)
+
+
+@pytest.mark.parametrize("field, value", [("depth", 1.5), ("branch", 1.5), ("items_per_directory", NAN), ("loops", 0)])
+def test_a_directory_tree_takes_whole_numbers(field, value):
+    arguments = {"depth": 1, "branch": 2, "leaf_only": False, "items_per_directory": 1} | {field: value}
+    with pytest.raises(WorkloadError, match=f"directory tree: {field}: expected a whole number"):
+        DirectoryTree(**arguments)
+
+
+@pytest.mark.parametrize(
+    "arguments, field",
+    [
+        (((0, 1), -1), "stripe_size_bytes"),  # pieces() looped for ever
+        (((0, 1), 0), "stripe_size_bytes"),
+        (((0, 1), 4096.0), "stripe_size_bytes"),
+        (((), 4096), "targets"),
+        (((0, 1, 2, 3), 4096, 2, -8192), "group_bytes"),  # looped for ever too
+        (((0, 1, 2, 3), 4096, 2, 0), "group_bytes"),
+    ],
+)
+def test_a_layout_names_its_bad_field(arguments, field):
+    with pytest.raises(ValueError, match=f"layout: {field}:"):
+        Layout(*arguments)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("straggler_slowdown", 0.5),  # stragglers ran twice as fast
+        ("straggler_slowdown", 0.0),
+        ("straggler_fraction", 5.0),
+        ("straggler_fraction", NAN),  # was taken as 0
+        ("node_cv", -1.0),
+        ("start_jitter_s", NAN),
+    ],
+)
+def test_variability_names_its_bad_field(field, value):
+    with pytest.raises(ValueError, match=f"variability: {field}:"):
+        Variability(**{field: value})
+
+
+def test_the_node_factors_mean_is_what_variability_says():
+    variability = Variability(node_cv=0.2, straggler_fraction=0.1, straggler_slowdown=4.0)
+    assert variability.node_factor_mean == pytest.approx(1 - 0.1 + 0.1 / 4)
+    samples = variability.node_factors(np.random.default_rng(3), 400_000)
+    standard_error = samples.std() / math.sqrt(len(samples))
+    assert abs(samples.mean() - variability.node_factor_mean) < 4 * standard_error
+    assert Variability(start_jitter_s=2.0).start_jitter_mean_s == 1.0
+
+
+def test_a_capacity_change_names_a_resource_of_another_network():
+    network = FluidNetwork(simpy.Environment())
+    network.add(Resource("a", 1.0))
+    last = network.add(Resource("b", 1.0))
+    with pytest.raises(ValueError, match="resource: 'x' is not in this network"):
+        network.set_capacity(Resource("x", 1.0), 1.0)  # index -1 throttled 'b'
+    network.set_capacity(last, 2.0)
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("stripe_size_bytes", -1),
+        ("rpc_latency_s", 0.0),
+        ("rpc_size_bytes", 0),
+        ("max_rpcs_in_flight", 0),
+        ("metadata_latency_s", NAN),
+        ("stripe_count", 0),
+    ],
+)
+def test_client_io_names_its_bad_field(field, value):
+    io = system_from_profile(load_profile("crtdc-lfs3")).io
+    with pytest.raises(ValueError, match=f"client io: {field}:"):
+        dataclasses.replace(io, **{field: value})
+
+
+@pytest.mark.parametrize(
+    "setting, value",
+    [
+        ("max_evaluations", 2.5),  # scipy's optimiser spun for ever
+        ("max_evaluations", 0),
+        ("min_sensitivity", NAN),  # switched the identifiability check off unseen
+        ("prior_weight", -1.0),  # pushed parameters away from the profile
+        ("min_sigma", NAN),
+        ("max_interval_ratio", NAN),
+        ("scan_points", 2.5),
+        ("free", []),  # fitted every declared parameter
+        ("free", "ost.hdd.sustained_Bps"),  # read letter by letter
+    ],
+)
+def test_a_calibrator_names_its_bad_setting_before_fitting(setting, value):
+    calibrator = ProfileCalibrator("crtdc-lfs4", **{setting: value})
+    with pytest.raises(SimfsError, match=f"calibrator: {setting}: expected"):
+        calibrator.fit(None)
+
+
+def test_an_unfitted_calibrator_has_no_fitted_attributes():
+    calibrator = ProfileCalibrator("crtdc-lfs4")
+    assert not hasattr(calibrator, "summary_") and not hasattr(calibrator, "params_")
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        calibrator.fitted_profile()
