@@ -90,6 +90,12 @@ class Experiment:
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 kind = "positive" if minimum else "non-negative"
                 raise ExperimentError(f"{name}: expected a {kind} integer, got {value!r}")
+        for name in ("stripe_count", "overstripe_count", "stripe_size", "stripe_offset"):
+            value = getattr(self, name)
+            # A fractional or NaN stripe setting passes the range checks below and ends in
+            # a TypeError (or a list lookup) inside the layout.
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+                raise ExperimentError(f"{name}: expected an integer, got {value!r}")
         if self.stripe_count is not None and (self.stripe_count == 0 or self.stripe_count < -1):
             raise ExperimentError(f"stripe_count: expected a positive integer or -1, got {self.stripe_count!r}")
         if self.overstripe_count is not None:

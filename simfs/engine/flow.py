@@ -9,11 +9,14 @@ crossed its path, so a process simply ``yield``\\ s it::
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 from simpy.events import Event
+
+from simfs.engine.resource import OTHER, RANDOM_READ, RANDOM_WRITE, READ, WRITE
 
 if TYPE_CHECKING:
     from simfs.engine.network import FluidNetwork
@@ -25,6 +28,10 @@ if TYPE_CHECKING:
 #: the weight above the plain cost (TCP incast on a NIC, RAID read-modify-write on a
 #: target): when that resource limits the flow, the mechanism is named beside it.
 Path = Sequence[tuple["Resource", float] | tuple["Resource", float, str]]
+
+
+#: The kinds of load a flow puts on the resources it crosses (``simfs.engine.resource``).
+_KINDS = (OTHER, READ, WRITE, RANDOM_READ, RANDOM_WRITE)
 
 
 class Flow(Event):
@@ -69,6 +76,14 @@ class Flow(Event):
             raise ValueError(f"rate_cap: flow {name!r} needs a positive cap, got {rate_cap!r}")
         if not (math.isfinite(share) and share > 0):
             raise ValueError(f"share: flow {name!r} needs a positive share, got {share!r}")
+        # Both index arrays (a kind's load column, a tag's attribution cells): out of range,
+        # one crashes at the solve and the other loses the flow's attribution unseen.
+        if kind not in _KINDS:
+            raise ValueError(
+                f"kind: flow {name!r}: expected OTHER, READ, WRITE, RANDOM_READ or RANDOM_WRITE (0-4), got {kind!r}"
+            )
+        if isinstance(tag, bool) or not isinstance(tag, numbers.Integral) or tag < 0:
+            raise ValueError(f"tag: flow {name!r}: expected a non-negative integer (network.tag()), got {tag!r}")
         resources = network.resources
         indices = []
         weights = []

@@ -61,8 +61,24 @@ def max_min_rates(
     ValueError
         If a flow crosses no resource and has no finite cap: its rate would be unbounded.
     """
+    resource_count, flow_count = weights.shape
+    capacity = np.asarray(capacity, dtype=float)
+    rate_cap = np.asarray(rate_cap, dtype=float)
+    # Checked here, at the public entry (the fluid network checks its own inputs as it
+    # adopts them): a NaN or non-positive value otherwise gives silent zero rates or an
+    # error about unbounded flows that is not the problem.
+    if capacity.shape != (resource_count,) or not (np.isfinite(capacity).all() and (capacity > 0).all()):
+        raise ValueError(f"capacity: expected {resource_count} positive finite values, got {capacity!r}")
+    if rate_cap.shape != (flow_count,) or not (~np.isnan(rate_cap) & (rate_cap > 0)).all():
+        raise ValueError(f"rate_cap: expected {flow_count} positive values (inf: no cap), got {rate_cap!r}")
+    if share is not None:
+        share = np.asarray(share, dtype=float)
+        if share.shape != (flow_count,) or not (np.isfinite(share).all() and (share > 0).all()):
+            raise ValueError(f"share: expected {flow_count} positive finite values, got {share!r}")
     by_flow = weights.tocsc(copy=True)
     by_flow.sum_duplicates()
+    if not (np.isfinite(by_flow.data).all() and (by_flow.data >= 0).all()):
+        raise ValueError("weights: expected finite non-negative path weights")
     path_length = np.diff(by_flow.indptr)
     return max_min_rates_of_paths(
         PathEntries(by_flow.indices.astype(np.int64), by_flow.data.astype(float), path_length),

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.engine import Resource
+from simfs.errors import check_finite, check_whole
 from simfs.hardware.links import LinkSpec, nic_resources
 
 
@@ -48,16 +49,13 @@ class ClientSpec:
     call_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.cores < 1:
-            raise ValueError("cores: a client needs at least one core")
-        if not self.memory_bytes > 0:
-            raise ValueError("memory_bytes: must be positive")
-        if not (self.copy_write_Bps > 0 and self.copy_read_Bps > 0):
-            raise ValueError("copy_write_Bps, copy_read_Bps: must be positive")
-        if not 0 < self.dirty_ratio <= 1:
-            raise ValueError("dirty_ratio: must be in (0, 1]")
-        if self.call_overhead_s < 0:
-            raise ValueError("call_overhead_s: must be non-negative")
+        check_whole("client", "cores", self.cores, 1)
+        for name in ("memory_bytes", "copy_write_Bps", "copy_read_Bps"):
+            check_finite("client", name, getattr(self, name), 0, above=True)
+        check_finite("client", "dirty_ratio", self.dirty_ratio, 0, above=True)
+        if self.dirty_ratio > 1:
+            raise ValueError(f"client: dirty_ratio: expected at most 1, got {self.dirty_ratio!r}")
+        check_finite("client", "call_overhead_s", self.call_overhead_s, 0)
 
     def copy_Bps(self, op: str) -> float:
         return self.copy_read_Bps if op == "read" else self.copy_write_Bps

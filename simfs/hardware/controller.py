@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from simfs.engine import Resource
 from simfs.engine.resource import ResourceLoad
+from simfs.errors import check_finite, check_whole
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,10 @@ class ControllerSpec:
     cache_segments: int = 0
 
     def __post_init__(self) -> None:
-        if not self.bandwidth_Bps > 0:
-            raise ValueError("bandwidth_Bps: a controller needs a positive bandwidth")
-        if self.cache_bytes < 0 or self.prefetch_bytes < 0 or self.cache_segments < 0:
-            raise ValueError("cache_bytes, prefetch_bytes, cache_segments: must be non-negative")
+        check_finite("controller", "bandwidth_Bps", self.bandwidth_Bps, 0, above=True)
+        check_finite("controller", "cache_bytes", self.cache_bytes, 0)
+        check_finite("controller", "prefetch_bytes", self.prefetch_bytes, 0)
+        check_whole("controller", "cache_segments", self.cache_segments, 0)
 
     def resource(self, name: str, kind: str = "controller") -> Resource:
         return Resource(name, self.bandwidth_Bps, kind=kind)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.engine.resource import ResourceLoad
+from simfs.errors import check_finite
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,9 @@ class HddSpec:
     rpm: float = 0.0
 
     def __post_init__(self) -> None:
-        if not self.sustained_Bps > 0:
-            raise ValueError("sustained_Bps: an HDD needs a positive sustained rate")
-        if self.average_seek_s < 0 or self.rpm < 0:
-            raise ValueError("average_seek_s, rpm: must be non-negative")
+        check_finite("hdd", "sustained_Bps", self.sustained_Bps, 0, above=True)
+        check_finite("hdd", "average_seek_s", self.average_seek_s, 0)
+        check_finite("hdd", "rpm", self.rpm, 0)
 
     def bandwidth_Bps(self, op: str) -> float:
         """Streaming bandwidth for ``op`` ("read" or "write"); symmetric for disks."""

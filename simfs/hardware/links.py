@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.engine import Resource
+from simfs.errors import check_finite
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,8 @@ class LinkSpec:
     transport: str = "rdma"
 
     def __post_init__(self) -> None:
-        if not self.bandwidth_Bps > 0:
-            raise ValueError(f"bandwidth_Bps: link {self.name!r} needs a positive bandwidth")
-        if not self.latency_s >= 0:
-            raise ValueError(f"latency_s: link {self.name!r} needs a non-negative latency")
+        check_finite(f"link {self.name!r}", "bandwidth_Bps", self.bandwidth_Bps, 0, above=True)
+        check_finite(f"link {self.name!r}", "latency_s", self.latency_s, 0)
         if self.transport not in ("tcp", "rdma", "fc"):
             raise ValueError(f"transport: link {self.name!r}: expected tcp, rdma or fc, got {self.transport!r}")
 

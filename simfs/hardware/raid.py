@@ -43,6 +43,7 @@ import functools
 import math
 from dataclasses import dataclass
 
+from simfs.errors import check_finite, check_whole
 from simfs.hardware.hdd import HddSpec
 from simfs.hardware.ssd import SsdSpec
 
@@ -67,6 +68,10 @@ class RaidSet:
     def __post_init__(self) -> None:
         if self.level not in PARITY_DISKS:
             raise ValueError(f"level: expected one of {sorted(PARITY_DISKS)}, got {self.level!r}")
+        check_whole("raid", "disk_count", self.disk_count, 1)
+        check_whole("raid", "chunk_bytes", self.chunk_bytes, 0)
+        check_whole("raid", "data_offset_bytes", self.data_offset_bytes, 0)
+        check_finite("raid", "write_thread_Bps", self.write_thread_Bps, 0)
         if self.disk_count <= PARITY_DISKS[self.level]:
             raise ValueError(
                 f"disk_count: {self.level} needs more than {PARITY_DISKS[self.level]} drives, got {self.disk_count}"

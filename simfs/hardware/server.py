@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.engine import Resource
+from simfs.errors import check_finite, check_whole
 from simfs.hardware.links import LinkSpec, nic_resources
 
 
@@ -35,12 +36,9 @@ class ServerSpec:
     rpc_service_s: float = 0.0
 
     def __post_init__(self) -> None:
-        if not self.cpu_Bps > 0:
-            raise ValueError("cpu_Bps: a server needs a positive processing rate")
-        if self.threads < 1:
-            raise ValueError("threads: a server needs at least one service thread")
-        if self.rpc_service_s < 0:
-            raise ValueError("rpc_service_s: must be non-negative (0: threads never bind)")
+        check_finite("server", "cpu_Bps", self.cpu_Bps, 0, above=True)
+        check_whole("server", "threads", self.threads, 1)
+        check_finite("server", "rpc_service_s", self.rpc_service_s, 0)  # 0: threads never bind
 
     def thread_cost_per_byte(self, rpc_bytes: float) -> float:
         """Thread-seconds one byte holds, moved in ``rpc_bytes`` RPCs."""

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simfs.errors import check_finite
+
 #: The request size of datasheet random IOPS figures.
 IOPS_REQUEST_BYTES = 4096
 
@@ -41,10 +43,12 @@ class SsdSpec:
     preconditioned: bool = False
 
     def __post_init__(self) -> None:
-        if not (self.read_Bps > 0 and self.write_Bps > 0):
-            raise ValueError("read_Bps, write_Bps: an SSD needs positive bandwidths")
-        if self.read_iops < 0 or self.write_iops < 0:
-            raise ValueError("read_iops, write_iops: must be non-negative")
+        for name in ("read_Bps", "write_Bps"):
+            check_finite("ssd", name, getattr(self, name), 0, above=True)
+        for name in ("read_iops", "write_iops"):  # 0: no IOPS bound
+            check_finite("ssd", name, getattr(self, name), 0)
+        if not isinstance(self.preconditioned, bool):
+            raise ValueError(f"ssd: preconditioned: expected true or false, got {self.preconditioned!r}")
         if not 0 <= self.spare_fraction <= 10:
             raise ValueError("spare_fraction: expected a fraction of the user capacity in [0, 10]")
         if self.preconditioned and self.spare_fraction == 0:

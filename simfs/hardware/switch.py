@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simfs.engine import Resource
+from simfs.errors import check_finite, check_whole
 
 
 @dataclass(frozen=True)
@@ -23,12 +24,9 @@ class SwitchSpec:
     blocking_factor: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.port_count < 1:
-            raise ValueError("port_count: a switch needs at least one port")
-        if not self.port_bandwidth_Bps > 0:
-            raise ValueError("port_bandwidth_Bps: must be positive")
-        if not self.blocking_factor >= 1:
-            raise ValueError("blocking_factor: must be >= 1 (1 means non-blocking)")
+        check_whole("switch", "port_count", self.port_count, 1)
+        check_finite("switch", "port_bandwidth_Bps", self.port_bandwidth_Bps, 0, above=True)
+        check_finite("switch", "blocking_factor", self.blocking_factor, 1)  # 1: non-blocking
 
     @property
     def core_bandwidth_Bps(self) -> float:

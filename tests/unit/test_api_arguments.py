@@ -9,19 +9,25 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import simpy
 
 from simfs.calibrate import ProfileCalibrator
 from simfs.calibrate.calibrator import NotFittedError
-from simfs.engine import FluidNetwork, Resource
-from simfs.errors import SimfsError, WorkloadError
+from simfs.engine import FluidNetwork, Resource, max_min_rates
+from simfs.engine.maxmin import CAP
+from simfs.errors import ExperimentError, SimfsError, WorkloadError
+from simfs.experiment import Experiment
 from simfs.filesystems import system_from_profile
 from simfs.filesystems.core import Layout
+from simfs.filesystems.core.layout import TargetAllocator
 from simfs.filesystems.core.variability import Variability
+from simfs.hardware import ClientSpec, ControllerSpec, HddSpec, LinkSpec, RaidSet, ServerSpec, SsdSpec, SwitchSpec
 from simfs.systems.profile import load_profile
 from simfs.workloads.spec import DirectoryTree, PhaseSpec, WorkloadSpec
 
 NAN = float("nan")
+LINK = LinkSpec("link", 1e9, 1e-5, "test")
 MIB = 1 << 20
 
 
@@ -167,3 +173,84 @@ def test_an_unfitted_calibrator_has_no_fitted_attributes():
     assert not hasattr(calibrator, "summary_") and not hasattr(calibrator, "params_")
     with pytest.raises(NotFittedError, match="not fitted yet"):
         calibrator.fitted_profile()
+
+
+@pytest.mark.parametrize(
+    "build, field",
+    [
+        (lambda: HddSpec(1e8, NAN, 7200), "average_seek_s"),  # NaN seeks failed later, blaming other fields
+        (lambda: HddSpec(math.inf), "sustained_Bps"),
+        (lambda: LinkSpec("l", 1e9, math.inf, "test"), "latency_s"),
+        (lambda: SsdSpec(1e9, 1e9, read_iops=NAN), "read_iops"),  # meant "no IOPS bound" silently
+        (lambda: SsdSpec(1e9, 1e9, preconditioned="no"), "preconditioned"),  # a truthy string
+        (lambda: ControllerSpec(1e9, cache_bytes=NAN), "cache_bytes"),
+        (lambda: ControllerSpec(1e9, cache_segments=1.5), "cache_segments"),
+        (lambda: ServerSpec(LINK, 1e9, rpc_service_s=NAN), "rpc_service_s"),  # was taken as 0
+        (lambda: ServerSpec(LINK, 1e9, threads=1.5), "threads"),
+        (lambda: ClientSpec(1.5, 1 << 30, LINK, 1e9, 1e9), "cores"),
+        (lambda: ClientSpec(2, 1 << 30, LINK, math.inf, 1e9), "copy_write_Bps"),
+        (lambda: ClientSpec(2, 1 << 30, LINK, 1e9, 1e9, call_overhead_s=NAN), "call_overhead_s"),
+        (lambda: RaidSet("raid5", 2.5, HddSpec(1e8)), "disk_count"),
+        (lambda: RaidSet("raid5", 5, HddSpec(1e8), chunk_bytes=1.5), "chunk_bytes"),
+        (lambda: SwitchSpec(1.5, 1e9), "port_count"),
+        (lambda: SwitchSpec(4, 1e9, blocking_factor=math.inf), "blocking_factor"),
+    ],
+)
+def test_a_hardware_spec_names_its_bad_field(build, field):
+    with pytest.raises(ValueError, match=f": {field}:"):
+        build()
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("stripe_count", 1.5),
+        ("overstripe_count", 2.5),
+        ("stripe_offset", 0.5),
+        ("stripe_size", 65536.0),
+        ("stripe_count", NAN),
+    ],
+)
+def test_an_experiment_takes_whole_stripe_settings(field, value):
+    with pytest.raises(ExperimentError, match=f"{field}: expected an integer"):
+        Experiment(**{field: value})
+
+
+@pytest.mark.parametrize(
+    "capacity, rate_cap, share, field",
+    [
+        ([0.0], [math.inf, math.inf], None, "capacity"),  # gave rates of 0 without a word
+        ([NAN], [math.inf, math.inf], None, "capacity"),  # blamed an unbounded flow
+        ([1.0, 2.0], [math.inf, math.inf], None, "capacity"),  # one value too many
+        ([1.0], [NAN, math.inf], None, "rate_cap"),  # NaN read as no cap
+        ([1.0], [-1.0, math.inf], None, "rate_cap"),
+        ([1.0], [math.inf, math.inf], [0.0, 1.0], "share"),
+    ],
+)
+def test_max_min_rates_checks_its_inputs(capacity, rate_cap, share, field):
+    weights = sp.csc_array(np.array([[1.0, 1.0]]))
+    arrays = [np.array(capacity), np.array(rate_cap), None if share is None else np.array(share)]
+    with pytest.raises(ValueError, match=f"^{field}: expected"):
+        max_min_rates(weights, *arrays)
+
+
+def test_max_min_rates_still_shares_by_the_rules():
+    rate, limiter = max_min_rates(sp.csc_array(np.array([[1.0, 1.0]])), np.array([2.0]), np.array([math.inf, 0.5]))
+    assert rate.tolist() == [1.5, 0.5] and limiter.tolist() == [0, CAP]
+
+
+@pytest.mark.parametrize("options, field", [({"kind": 99}, "kind"), ({"kind": -1}, "kind"), ({"tag": -1}, "tag")])
+def test_a_transfer_names_a_bad_kind_or_tag(options, field):
+    network = FluidNetwork(simpy.Environment())
+    resource = network.add(Resource("a", 1.0))
+    with pytest.raises(ValueError, match=f"^{field}: flow"):
+        network.transfer(1.0, [(resource, 1.0)], **options)
+
+
+def test_an_allocator_names_an_empty_pool_and_a_seed_given_for_a_generator():
+    with pytest.raises(ValueError, match="server_of_target: an allocator needs at least one target"):
+        TargetAllocator([], -1, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="rng: expected a numpy Generator"):
+        TargetAllocator([0, 0], -1, 0)
+    with pytest.raises(ValueError, match="allocator: stripe_offset: expected a whole number"):
+        TargetAllocator([0, 0], 1.5, np.random.default_rng(0))

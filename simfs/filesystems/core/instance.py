@@ -29,6 +29,7 @@ import numpy as np
 
 from simfs.engine import FluidNetwork, Path, Resource
 from simfs.engine.resource import combine_load_models
+from simfs.errors import check_whole
 from simfs.filesystems.core.layout import Layout, TargetAllocator
 from simfs.filesystems.core.locking import PAGE_BYTES
 from simfs.filesystems.core.metadata import MetadataService
@@ -73,8 +74,11 @@ class FileSystemInstance:
         *,
         record_queues: bool = False,
     ) -> None:
+        check_whole(system.name, "nodes", nodes, 0)
         if nodes > system.client_count:
             raise ValueError(f"nodes: {system.name} has {system.client_count} clients, asked for {nodes}")
+        if not hasattr(rng, "spawn"):
+            raise ValueError(f"rng: expected a numpy Generator (np.random.default_rng(seed)), got {rng!r}")
         self.system = system
         self.network = network
         # Seeded imbalance (core/variability.py): its own stream, spawned without drawing

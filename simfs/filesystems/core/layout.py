@@ -196,6 +196,11 @@ class TargetAllocator:
         rng: np.random.Generator,
         excluded: tuple[int, ...] = (),
     ) -> None:
+        if not server_of_target:
+            raise ValueError("server_of_target: an allocator needs at least one target")
+        check_whole("allocator", "stripe_offset", stripe_offset, -1)
+        if not hasattr(rng, "integers"):
+            raise ValueError(f"rng: expected a numpy Generator (np.random.default_rng(seed)), got {rng!r}")
         usable = [i for i in range(len(server_of_target)) if i not in excluded]
         if not usable:
             raise ValueError("excluded: every target is excluded; no file can be placed")
