@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import simpy
 from simpy.events import Event
 
@@ -10,8 +12,9 @@ class Barrier:
     """Releases all ``parties`` waiters at the instant the last one arrives."""
 
     def __init__(self, env: simpy.Environment, parties: int) -> None:
-        if parties < 1:
-            raise ValueError(f"parties: a barrier needs at least one party, got {parties}")
+        # A fractional count would never be reached: the barrier would hold for ever.
+        if isinstance(parties, bool) or not isinstance(parties, numbers.Integral) or parties < 1:
+            raise ValueError(f"parties: a barrier needs a whole number of at least one party, got {parties!r}")
         self._env = env
         self._parties = parties
         self._arrived = 0

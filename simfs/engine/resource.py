@@ -11,6 +11,7 @@ solver needs no fixed-point iteration.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -124,7 +125,10 @@ class Resource:
     ) -> None:
         if not name:
             raise ValueError("name: a resource needs a non-empty name")
-        if not (isinstance(capacity, (int, float)) and math.isfinite(capacity) and capacity > 0):
+        # Any real number (numpy's too), not a bool: True would be a capacity of 1.
+        if isinstance(capacity, bool) or not (
+            isinstance(capacity, numbers.Real) and math.isfinite(capacity) and capacity > 0
+        ):
             raise ValueError(f"capacity: resource {name!r} needs a positive finite capacity, got {capacity!r}")
         self._name = name
         self._capacity = float(capacity)

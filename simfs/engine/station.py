@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import numbers
 from collections import deque
 from collections.abc import Generator
 
@@ -43,7 +44,7 @@ class _Servers:
     def __init__(self, env: simpy.Environment, name: str, servers: int, kind: str) -> None:
         if not name:
             raise ValueError("name: a station needs a non-empty name")
-        if isinstance(servers, bool) or not isinstance(servers, int) or servers < 1:
+        if isinstance(servers, bool) or not isinstance(servers, numbers.Integral) or servers < 1:
             raise ValueError(f"servers: station {name!r} needs a positive integer number of servers, got {servers!r}")
         self._env = env
         self._name = name
@@ -122,7 +123,12 @@ class Station(_Servers):
         CPU) keeps it, a station fed by several streams only approximately."""
         if not 0 <= demand_s < math.inf:  # NaN fails too
             raise ValueError(f"demand_s: station {self._name!r} needs a finite non-negative demand, got {demand_s!r}")
-        now = self._env.now if at is None else at
+        if at is None:
+            now = self._env.now
+        elif self._env.now <= at < math.inf:  # NaN fails too
+            now = at
+        else:
+            raise ValueError(f"at: station {self._name!r} books arrivals from now on, got {at!r} at {self._env.now!r}")
         if self.completed == 0 and math.isnan(self.first_arrival_s):
             self.first_arrival_s = now
         free_at = self._free_at
@@ -342,6 +348,9 @@ class SharedStation(_Servers):
         called at the completion itself (to free what the request held)."""
         if not (demand_s >= 0 and math.isfinite(demand_s)):
             raise ValueError(f"demand_s: station {self._name!r} needs a finite non-negative demand, got {demand_s!r}")
+        # A negative delay after the service would move SimPy's clock backwards.
+        if not (then_s >= 0 and math.isfinite(then_s)):
+            raise ValueError(f"then_s: station {self._name!r} needs a finite non-negative delay, got {then_s!r}")
         self._advance()
         done = self._env.event()
         if demand_s == 0:

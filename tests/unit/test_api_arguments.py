@@ -254,3 +254,21 @@ def test_an_allocator_names_an_empty_pool_and_a_seed_given_for_a_generator():
         TargetAllocator([0, 0], -1, 0)
     with pytest.raises(ValueError, match="allocator: stripe_offset: expected a whole number"):
         TargetAllocator([0, 0], 1.5, np.random.default_rng(0))
+
+
+def test_engine_parts_take_numpy_numbers_and_refuse_what_would_break_the_clock():
+    from simfs.engine.barrier import Barrier
+    from simfs.engine.station import SharedStation, Station
+
+    env = simpy.Environment()
+    assert Resource("r", np.int64(5)).capacity == 5  # was refused as "not positive finite"
+    assert Station(env, "s", servers=np.int64(2)).servers == 2
+    with pytest.raises(ValueError, match="capacity: resource 'r'"):
+        Resource("r", True)
+    with pytest.raises(ValueError, match="parties: a barrier needs a whole number"):
+        Barrier(env, 1.5)  # would never release
+    station = Station(env, "s")
+    with pytest.raises(ValueError, match="at: station 's' books arrivals from now on"):
+        station.reserve(1.0, at=NAN)
+    with pytest.raises(ValueError, match="then_s: station 'shared'"):
+        SharedStation(env, "shared").serve(1.0, then_s=-10.0)  # ran SimPy's clock backwards
