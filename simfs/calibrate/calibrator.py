@@ -81,6 +81,25 @@ from simfs.workloads import parse_workload
 MIN_BOOTSTRAP = 20
 
 
+#: The constructor's settings, in its order (get_params, set_params).
+_SETTINGS = (
+    "system",
+    "free",
+    "bootstrap",
+    "seed",
+    "min_sigma",
+    "max_interval_ratio",
+    "max_evaluations",
+    "scan_points",
+    "starts",
+    "prior_weight",
+    "min_sensitivity",
+    "progress",
+    "jobs",
+    "scheduler",
+)
+
+
 class NotFittedError(SimfsError, AttributeError):
     """A fitted attribute asked for before :meth:`ProfileCalibrator.fit` (an
     AttributeError too, so that ``hasattr(calibrator, "summary_")`` is False, as in
@@ -250,6 +269,20 @@ class ProfileCalibrator:
         self.progress = progress
         self.jobs = jobs
         self.scheduler = scheduler
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The settings given to the constructor (scikit-learn's estimator contract, so
+        that ``sklearn.base.clone`` and parameter searches can copy a calibrator)."""
+        return {name: getattr(self, name) for name in _SETTINGS}
+
+    def set_params(self, **settings: Any) -> ProfileCalibrator:
+        """Change settings (checked when :meth:`fit` runs, as the constructor's are)."""
+        unknown = sorted(set(settings) - set(_SETTINGS))
+        if unknown:
+            raise SimfsError(f"calibrator: {', '.join(unknown)}: not a setting (expected {', '.join(_SETTINGS)})")
+        for name, value in settings.items():
+            setattr(self, name, value)
+        return self
 
     # -- fitting ------------------------------------------------------------------------
     def fit(self, measurements: pd.DataFrame) -> ProfileCalibrator:
@@ -516,7 +549,7 @@ class ProfileCalibrator:
         fractional evaluation budget left scipy's optimiser spinning."""
         owner = "calibrator"
         check_whole(owner, "max_evaluations", self.max_evaluations, 1, SimfsError)
-        check_whole(owner, "scan_points", self.scan_points, 1, SimfsError)
+        check_whole(owner, "scan_points", self.scan_points, 0, SimfsError)  # 0: no scan
         for name in ("min_sigma", "prior_weight", "min_sensitivity"):
             check_finite(owner, name, getattr(self, name), 0, error=SimfsError)
         check_finite(owner, "max_interval_ratio", self.max_interval_ratio, 0, above=True, error=SimfsError)

@@ -272,3 +272,20 @@ def test_engine_parts_take_numpy_numbers_and_refuse_what_would_break_the_clock()
         station.reserve(1.0, at=NAN)
     with pytest.raises(ValueError, match="then_s: station 'shared'"):
         SharedStation(env, "shared").serve(1.0, then_s=-10.0)  # ran SimPy's clock backwards
+
+
+def test_a_calibrator_gives_and_takes_its_settings_as_an_estimator_does():
+    import inspect
+
+    calibrator = ProfileCalibrator("crtdc-lfs4", bootstrap=0, starts=1)
+    settings = calibrator.get_params()
+    # Every constructor argument, and only those (what sklearn.base.clone relies on).
+    assert list(settings) == list(inspect.signature(ProfileCalibrator).parameters)
+    assert settings["bootstrap"] == 0 and settings["starts"] == 1
+    copy = ProfileCalibrator(**settings)
+    assert copy.get_params() == settings
+    assert copy.set_params(starts=3) is copy and copy.starts == 3
+    with pytest.raises(SimfsError, match="calibrator: bootstraps: not a setting"):
+        copy.set_params(bootstraps=20)
+    with pytest.raises(SimfsError, match="calibrator: scan_points: expected"):
+        ProfileCalibrator("crtdc-lfs4", scan_points=-1).fit(None)
