@@ -36,6 +36,8 @@ def check_whole(owner: str, name: str, value: object, minimum: int, error: type[
     """``value`` must be a whole number (an integer, not a bool or a float) of at least
     ``minimum``: a fractional or NaN count otherwise ends far from its cause (an
     IndexError in numpy, a loop that never ends)."""
+    if type(value) is int and value >= minimum:
+        return  # the common case, without the ABC check's cost (a layout per file)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise error(f"{owner}: {name}: expected a whole number of at least {minimum}, got {value!r}")
 

@@ -87,7 +87,7 @@ class Experiment:
     def __post_init__(self) -> None:
         for name, minimum in (("nodes", 1), ("ppn", 1), ("seed", 0), ("background_nodes", 0), ("background_ppn", 1)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
                 kind = "positive" if minimum else "non-negative"
                 raise ExperimentError(f"{name}: expected a {kind} integer, got {value!r}")
         for name in ("stripe_count", "overstripe_count", "stripe_size", "stripe_offset"):

@@ -78,11 +78,13 @@ class Flow(Event):
             raise ValueError(f"share: flow {name!r} needs a positive share, got {share!r}")
         # Both index arrays (a kind's load column, a tag's attribution cells): out of range,
         # one crashes at the solve and the other loses the flow's attribution unseen.
-        if kind not in _KINDS:
+        if isinstance(kind, bool) or kind not in _KINDS:
             raise ValueError(
                 f"kind: flow {name!r}: expected OTHER, READ, WRITE, RANDOM_READ or RANDOM_WRITE (0-4), got {kind!r}"
             )
-        if isinstance(tag, bool) or not isinstance(tag, numbers.Integral) or tag < 0:
+        if not (type(tag) is int and tag >= 0) and (
+            isinstance(tag, bool) or not isinstance(tag, numbers.Integral) or tag < 0
+        ):
             raise ValueError(f"tag: flow {name!r}: expected a non-negative integer (network.tag()), got {tag!r}")
         resources = network.resources
         indices = []

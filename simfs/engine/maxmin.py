@@ -69,7 +69,7 @@ def max_min_rates(
     # error about unbounded flows that is not the problem.
     if capacity.shape != (resource_count,) or not (np.isfinite(capacity).all() and (capacity > 0).all()):
         raise ValueError(f"capacity: expected {resource_count} positive finite values, got {capacity!r}")
-    if rate_cap.shape != (flow_count,) or not (~np.isnan(rate_cap) & (rate_cap > 0)).all():
+    if rate_cap.shape != (flow_count,) or not (rate_cap > 0).all():
         raise ValueError(f"rate_cap: expected {flow_count} positive values (inf: no cap), got {rate_cap!r}")
     if share is not None:
         share = np.asarray(share, dtype=float)

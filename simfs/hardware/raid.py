@@ -69,19 +69,13 @@ class RaidSet:
         if self.level not in PARITY_DISKS:
             raise ValueError(f"level: expected one of {sorted(PARITY_DISKS)}, got {self.level!r}")
         check_whole("raid", "disk_count", self.disk_count, 1)
-        check_whole("raid", "chunk_bytes", self.chunk_bytes, 0)
-        check_whole("raid", "data_offset_bytes", self.data_offset_bytes, 0)
-        check_finite("raid", "write_thread_Bps", self.write_thread_Bps, 0)
+        check_whole("raid", "chunk_bytes", self.chunk_bytes, 0)  # 0: unknown, no partial-stripe cost
+        check_whole("raid", "data_offset_bytes", self.data_offset_bytes, 0)  # 0: data starts on a stripe boundary
+        check_finite("raid", "write_thread_Bps", self.write_thread_Bps, 0)  # 0: no software RAID thread limit
         if self.disk_count <= PARITY_DISKS[self.level]:
             raise ValueError(
                 f"disk_count: {self.level} needs more than {PARITY_DISKS[self.level]} drives, got {self.disk_count}"
             )
-        if self.chunk_bytes < 0:
-            raise ValueError("chunk_bytes: must be non-negative (0: unknown, no partial-stripe cost)")
-        if self.write_thread_Bps < 0:
-            raise ValueError("write_thread_Bps: must be non-negative (0: no software RAID thread limit)")
-        if self.data_offset_bytes < 0:
-            raise ValueError("data_offset_bytes: must be non-negative (0: data starts on a stripe boundary)")
 
     @property
     def parity_disks(self) -> int:

@@ -42,6 +42,7 @@ and ``start`` (local backend), where the coordinator starts rank R's process
 from __future__ import annotations
 
 import errno
+import math
 import mmap
 import os
 import signal
@@ -102,7 +103,7 @@ class _RankProgram:
         self.failure: tuple[str, str] | None = None  # (reason, kind)
         self.origin = 0.0
         self.delay_s = _delay_hook(self.rank)
-        self.pace_s = float(os.environ.get("SIMFS_RUNNER_PACE") or 0.0)
+        self.pace_s = _pace_hook()
         self.fault = _fault_hook(self.rank)
         self.buffers: dict[int, mmap.mmap] = {}
         # dd copies /dev/zero (the seed's form, and dd's without if=): write what dd writes,
@@ -508,6 +509,17 @@ def _write_all(fd: int, view: memoryview, offset: int) -> int:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         written += count
     return written
+
+
+def _pace_hook() -> float:
+    text = os.environ.get("SIMFS_RUNNER_PACE", "")
+    try:
+        seconds = float(text) if text else 0.0
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds < math.inf:
+        raise ValueError(f"SIMFS_RUNNER_PACE: expected seconds >= 0, got {text!r}")
+    return seconds
 
 
 def _delay_hook(rank: int) -> float:

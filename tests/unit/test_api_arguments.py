@@ -289,3 +289,20 @@ def test_a_calibrator_gives_and_takes_its_settings_as_an_estimator_does():
         copy.set_params(bootstraps=20)
     with pytest.raises(SimfsError, match="calibrator: scan_points: expected"):
         ProfileCalibrator("crtdc-lfs4", scan_points=-1).fit(None)
+
+
+def test_a_lustre_profile_names_a_stripe_count_of_0():
+    # Read as at least -1, 0 reached the client-io check and its traceback (a review find).
+    profile = load_profile("crtdc-lfs3").with_overrides({"lustre.stripe_count": 0})
+    with pytest.raises(SimfsError, match="lustre.stripe_count: expected -1 \\(every OST\\) or at least 1, got 0"):
+        system_from_profile(profile)
+
+
+def test_the_runner_pace_hook_names_a_bad_value(monkeypatch):
+    from simfs.runner.rank import _pace_hook
+
+    monkeypatch.setenv("SIMFS_RUNNER_PACE", "-1")
+    with pytest.raises(ValueError, match="SIMFS_RUNNER_PACE: expected seconds >= 0, got '-1'"):
+        _pace_hook()
+    monkeypatch.setenv("SIMFS_RUNNER_PACE", "0.001")
+    assert _pace_hook() == 0.001

@@ -138,4 +138,4 @@ def variability_from_profile(profile: Profile) -> Variability:
             start_jitter_s=profile.number(f"{table}.start_jitter_s", 0.0, minimum=0),
         )
     except ValueError as exc:
-        raise ProfileError(f"{profile.origin}: {table}.{exc}") from None
+        raise ProfileError(f"{profile.origin}: {exc}") from None  # the message names variability.field

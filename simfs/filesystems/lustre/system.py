@@ -90,8 +90,12 @@ class LustreSystem(FileSystem):
         except ValueError as exc:  # a spec's own check, naming its field
             raise ProfileError(f"{profile.origin}: {exc}") from None
 
+        stripe_count = profile.number("lustre.stripe_count", integer=True, minimum=-1)
+        if stripe_count == 0:
+            # lfs setstripe -c 0 means "the file system's default": a profile is that default.
+            raise ProfileError(f"{profile.origin}: lustre.stripe_count: expected -1 (every OST) or at least 1, got 0")
         io = ClientIo(
-            stripe_count=profile.number("lustre.stripe_count", integer=True, minimum=-1),
+            stripe_count=stripe_count,
             stripe_size_bytes=profile.number("lustre.stripe_size_bytes", integer=True, minimum=65536),
             stripe_offset=profile.number("lustre.stripe_offset", -1, integer=True, minimum=-1),
             max_rpcs_in_flight=profile.number("lustre.max_rpcs_in_flight", integer=True, positive=True),
