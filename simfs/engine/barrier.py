@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import numbers
-
 import simpy
 from simpy.events import Event
+
+from simfs.errors import check_whole
 
 
 class Barrier:
     """Releases all ``parties`` waiters at the instant the last one arrives."""
 
     def __init__(self, env: simpy.Environment, parties: int) -> None:
-        # A fractional count would never be reached: the barrier would hold for ever.
-        if isinstance(parties, bool) or not isinstance(parties, numbers.Integral) or parties < 1:
-            raise ValueError(f"parties: a barrier needs a whole number of at least one party, got {parties!r}")
+        check_whole("barrier", "parties", parties, 1)  # a fractional count would never be reached
         self._env = env
         self._parties = parties
         self._arrived = 0

@@ -9,7 +9,6 @@ crossed its path, so a process simply ``yield``\\ s it::
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ import numpy as np
 from simpy.events import Event
 
 from simfs.engine.resource import OTHER, RANDOM_READ, RANDOM_WRITE, READ, WRITE
+from simfs.errors import check_whole
 
 if TYPE_CHECKING:
     from simfs.engine.network import FluidNetwork
@@ -82,10 +82,7 @@ class Flow(Event):
             raise ValueError(
                 f"kind: flow {name!r}: expected OTHER, READ, WRITE, RANDOM_READ or RANDOM_WRITE (0-4), got {kind!r}"
             )
-        if not (type(tag) is int and tag >= 0) and (
-            isinstance(tag, bool) or not isinstance(tag, numbers.Integral) or tag < 0
-        ):
-            raise ValueError(f"tag: flow {name!r}: expected a non-negative integer (network.tag()), got {tag!r}")
+        check_whole(f"flow {name!r}", "tag", tag, 0)
         resources = network.resources
         indices = []
         weights = []
