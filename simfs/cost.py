@@ -24,7 +24,14 @@ against the clients it models", it is 0.7 to 1.6 times their CPU time):
 * **Metadata requests**, one by one through the metadata service: about 16 us each
   (mdtest ``-n 1000`` on 64 ranks: 256,000 requests in 4.1 s).
 * **Request-level writes** (shared-file writes from several nodes through the lock
-  manager): about 350 us each (IO500 ior-hard, 1,000 x 1,000 writes in 349 s).
+  manager): about 350 us each (IO500 ior-hard, 1,000 x 1,000 writes in 349 s).  A phase
+  with a deadline (IOR ``-D``) stops each rank's calls at it, so a node makes no more than
+  its cores copy into the page cache in that time (a buffered write), or its link carries
+  (``O_DIRECT``), plus one call in progress per rank.  The time is taken as twice the
+  deadline: a rank's deadline runs from its own start, and the starts of a node's ranks
+  spread as their opens queue at the metadata server.  The LANL MPI-IO Test N-1 runs, 75
+  nodes x 4 ranks writing 10 MB records for 2 minutes, were estimated at 3 hours from
+  their 100,000 records per rank and took 14 s (now about 4 minutes).
 
 Memory: about 15 KB per rank (issue 20: 100,000 ranks took 1.49 GB) and about 4 KB per
 server, target and client node built.
@@ -48,6 +55,9 @@ _SOLVE_PER_FLOW_S = 0.7e-6
 _SOLVES_PER_RANK_PHASE = 2
 _METADATA_REQUEST_S = 16e-6
 _REQUEST_WRITE_S = 350e-6
+# A node's request-level writes before a deadline are counted over this many deadlines:
+# its ranks' deadlines run from their own starts, which their opens spread.
+_DEADLINE_MARGIN = 2
 _BYTES_PER_RANK = 15_000
 _BYTES_PER_COMPONENT = 4_000
 # Metadata requests per item of an mdtest phase, by operation (create + close, open + close).
@@ -85,14 +95,22 @@ def estimate(
     *,
     stripe_count: int = 1,
     server_count: int = 1,
+    node_copy_Bps: float = math.inf,
+    node_link_Bps: float = math.inf,
 ) -> Cost:
     """The cost of ``ranks`` ranks on ``nodes`` nodes running ``phases`` (PhaseSpec)
     ``iterations`` times on a system of ``components`` servers, targets and clients;
     ``request_level_shared_writes``: a shared-file write goes through the lock manager;
     ``stripe_count``: the targets a file is striped over; ``server_count``: the data
-    servers (OSS) they sit on."""
+    servers (OSS) they sit on; ``node_copy_Bps`` and ``node_link_Bps``: what one client
+    node's cores copy into its page cache and its link carries, bytes per second (the
+    writes a phase with a deadline can make before it)."""
     if stripe_count < 1 or server_count < 1:
         raise ValueError(f"stripe_count and server_count: expected at least 1, got {stripe_count} and {server_count}")
+    if not (node_copy_Bps > 0 and node_link_Bps > 0):  # NaN fails too
+        raise ValueError(
+            f"node_copy_Bps and node_link_Bps: expected positive rates, got {node_copy_Bps!r} and {node_link_Bps!r}"
+        )
     data_rank_phases = 0
     metadata_requests = 0
     request_writes = 0
@@ -117,8 +135,15 @@ def estimate(
         # ROMIO's two-phase I/O instead and cost what a fluid phase costs.
         request_level = phase.shared_file and phase.op == "write" and not phase.collective and not phase.same_data
         if request_level_shared_writes and request_level and nodes > 1:
-            transfers = max(phase.bytes_per_rank // max(phase.transfer_size_bytes, 1), 1)
-            request_writes += ranks * (min(transfers, phase.transfer_limit) if phase.transfer_limit else transfers)
+            transfer = max(phase.transfer_size_bytes, 1)
+            transfers = max(phase.bytes_per_rank // transfer, 1)
+            per_rank = min(transfers, phase.transfer_limit) if phase.transfer_limit else transfers
+            phase_writes = ranks * per_rank
+            node_Bps = node_link_Bps if phase.direct else node_copy_Bps
+            if phase.stonewall_s > 0 and node_Bps < math.inf:
+                per_node = int(node_Bps * _DEADLINE_MARGIN * phase.stonewall_s // transfer)
+                phase_writes = min(phase_writes, nodes * per_node + ranks)
+            request_writes += phase_writes
     data_rank_phases *= iterations
     metadata_requests *= iterations
     request_writes *= iterations

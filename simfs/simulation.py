@@ -55,12 +55,19 @@ def _stripe_count(system: FileSystem, experiment: Experiment) -> int:
 
 
 def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experiment) -> cost.Cost:
-    """What simulating ``workload`` on ``system`` will cost (:mod:`simfs.cost`)."""
+    """What simulating ``workload`` on ``system`` will cost (:mod:`simfs.cost`): of its
+    time-bounded phases, the sample that :func:`run` simulates."""
     background = _background_workload(experiment)
     all_nodes = experiment.nodes + (experiment.background_nodes if background else 0)
     request_level = _request_level_possible(system, experiment)
+    workload, _ = steady_state_sample(workload, experiment.ranks, request_level_writes=request_level)
     # run() refuses impossible stripes; the estimate may come first, as a sweep's does.
-    layout = {"stripe_count": max(1, _stripe_count(system, experiment)), "server_count": max(1, system.server_count)}
+    layout = {
+        "stripe_count": max(1, _stripe_count(system, experiment)),
+        "server_count": max(1, system.server_count),
+        "node_copy_Bps": system.client.cores * system.client.copy_write_Bps,
+        "node_link_Bps": system.client.network.bandwidth_Bps,
+    }
     main = cost.estimate(
         experiment.ranks,
         experiment.nodes,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+import simfs
 from simfs import cost
 from simfs.api import load_system, load_workload
 from simfs.errors import ExperimentError
@@ -54,3 +55,44 @@ def test_a_run_far_beyond_the_limit_is_refused_with_its_estimate():
 def test_the_layout_must_be_at_least_one_stripe_and_server():
     with pytest.raises(ValueError, match="stripe_count and server_count"):
         cost.estimate(4, 1, [], 1, 10, False, stripe_count=0, server_count=2)
+    with pytest.raises(ValueError, match="node_copy_Bps and node_link_Bps"):
+        cost.estimate(4, 1, [], 1, 10, False, node_link_Bps=0.0)
+    with pytest.raises(ValueError, match="node_copy_Bps and node_link_Bps"):
+        cost.estimate(4, 1, [], 1, 10, False, node_copy_Bps=float("nan"))
+
+
+STRIDED_10MB = "ior -a MPIIO -w -t 10000000 -b 10000000 -s 100000"
+
+
+def _request_writes(workload: str, nodes: int, ppn: int = 4, system: str = "roadrunner-panfs-fitted") -> int:
+    built = load_system(system, {})
+    return estimate_cost(built, load_workload(workload), Experiment(nodes=nodes, ppn=ppn)).request_writes
+
+
+def test_a_deadline_bounds_the_request_level_writes_by_what_a_node_can_move():
+    # LANL MPI-IO Test, N-1 strided 10 MB records for 2 minutes: 75 nodes x 4 ranks took
+    # 14 s of CPU, where 100,000 records per rank were estimated at 3 hours.
+    client = load_system("roadrunner-panfs-fitted", {}).client
+    copied = int(client.cores * client.copy_write_Bps * 2 * 120 // 10_000_000)  # buffered: the copy
+    sent = int(client.network.bandwidth_Bps * 2 * 120 // 10_000_000)  # O_DIRECT: the link
+    assert _request_writes(STRIDED_10MB, 75) == 300 * 100_000  # no deadline: every record
+    assert _request_writes(STRIDED_10MB + " -D 120", 75) == 75 * copied + 300
+    assert _request_writes(STRIDED_10MB + " -D 120 --posix.odirect", 75) == 75 * sent + 300
+    # A deadline longer than every record takes changes nothing.
+    assert _request_writes("ior -a MPIIO -w -t 10000000 -b 10000000 -s 10 -D 120", 75) == 300 * 10
+    estimate = estimate_cost(
+        load_system("roadrunner-panfs-fitted", {}), load_workload(STRIDED_10MB + " -D 120"), Experiment(nodes=75, ppn=4)
+    )
+    cost.check(estimate)  # was refused (about 3 hours)
+
+
+@pytest.mark.parametrize("direct", ["", " --posix.odirect"])
+def test_the_deadline_bound_holds_on_a_run(direct):
+    # What the run does, against the bound: a shared file of 4 MiB records from 2 nodes of
+    # crtdc-lfs3 for 1 s.
+    workload = "ior -a POSIX -w -t 4m -b 4m -s 100000 -D 1" + direct
+    result = simfs.simulate("crtdc-lfs3", workload, nodes=2, ppn=4)
+    made = int(result.phases.iloc[0]["bytes"]) // 4_194_304
+    bound = _request_writes(workload, 2, system="crtdc-lfs3")
+    assert result.phases.iloc[0]["mode"] == "request"
+    assert 0 < made <= bound < 8 * 100_000
