@@ -88,6 +88,8 @@ def sweep_workloads(workload: WorkloadLike, vary: Mapping[str, list[Any]]) -> di
         try:
             specs[values] = load_workload(_fill(workload, setting) if names else workload)
         except SimfsError as exc:
+            if not names:  # the command line itself, not a swept value of it
+                raise
             shown = ", ".join(f"{name}={value}" for name, value in setting.items())
             raise type(exc)(f"{exc} (--vary {shown})") from None
     return specs
@@ -224,6 +226,9 @@ def sweep(
     # Every point is built and checked before the first one runs: a bad value or a
     # point far too large for the machine is refused now, not after an hour of sweep.
     planned = []
+    # stripe_count -1 is every target: beside the count itself it is the same point, and
+    # the table (keyed by the count the run used) would show one of them.
+    resolved_points: dict[tuple, tuple] = {}
     for point in points:
         setting = dict(zip(keys, point))
         spec = specs[tuple(setting[name] for name in names)]
@@ -242,6 +247,17 @@ def sweep(
                     f"(ior -t {{{unknown}}} ... --vary {unknown}=...)"
                 ) from None
         experiment = Experiment.from_settings({**settings, **base_experiment, **experiment_part})
+        if "stripe_count" in setting:
+            built = systems[cache_key]
+            resolved = simulation.resolved_stripe_count(built, experiment)
+            same = resolved_points.setdefault(
+                tuple(resolved if k == "stripe_count" else v for k, v in setting.items()), point
+            )
+            if same != point:
+                raise SimfsError(
+                    f"sweep: --vary stripe_count: {setting['stripe_count']} and "
+                    f"{dict(zip(keys, same))['stripe_count']} are both {resolved} stripes on {built.name}: give it once"
+                )
         planned.append((systems[cache_key], spec, experiment))
     if not force:
         costs = [simulation.estimate_cost(built, spec, experiment) for built, spec, experiment in planned]

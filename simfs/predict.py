@@ -98,6 +98,13 @@ class NotSimulated(Exception):  # noqa: N818 - it is a verdict, not an error con
 
 def _point(index: Any, row: pd.Series) -> Point:
     tool = row["tool"]
+    if tool == "fio":
+        # simfs calibrate maps a fio job to the IOR run doing the same I/O, and checks that
+        # its reads are not served from a cache fio dropped; nothing else here does.
+        raise NotSimulated(
+            "a fio result: simfs calibrate compares it as the IOR run doing the same I/O; "
+            "to compare runs with a profile here, record them with simfs measure"
+        )
     if tool not in SIMULATED_TOOLS:
         raise NotSimulated(f"tool {tool!r} is not modelled (simfs simulates {', '.join(sorted(SIMULATED_TOOLS))})")
     if row["metric"] not in SIMULATED_METRICS:

@@ -45,7 +45,7 @@ def _request_level_possible(system: FileSystem, experiment: Experiment) -> bool:
     return experiment.mode != "fluid" and system.lock_policy() is not None and system.mechanisms["extent_locks"]
 
 
-def _stripe_count(system: FileSystem, experiment: Experiment) -> int:
+def resolved_stripe_count(system: FileSystem, experiment: Experiment) -> int:
     """The stripe objects of each file: ``overstripe_count``, else ``stripe_count`` (the
     profile's without one, -1 for every target)."""
     if experiment.overstripe_count is not None:
@@ -63,7 +63,7 @@ def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experi
     workload, _ = steady_state_sample(workload, experiment.ranks, request_level_writes=request_level)
     # run() refuses impossible stripes; the estimate may come first, as a sweep's does.
     layout = {
-        "stripe_count": max(1, _stripe_count(system, experiment)),
+        "stripe_count": max(1, resolved_stripe_count(system, experiment)),
         "server_count": max(1, system.server_count),
         "node_copy_Bps": system.client.cores * system.client.copy_write_Bps,
         "node_link_Bps": system.client.network.bandwidth_Bps,
@@ -134,7 +134,7 @@ def run(
             f"nodes: {system.name} has {system.client_count} client nodes, asked for {all_nodes} "
             "(raise client.count with --set to model a larger cluster)"
         )
-    stripe_count = _stripe_count(system, experiment)
+    stripe_count = resolved_stripe_count(system, experiment)
     if experiment.overstripe_count is not None:
         if not system.OVERSTRIPING:
             raise ExperimentError(

@@ -47,8 +47,8 @@ def __getattr__(name: str) -> object:
 
 def system_from_profile(profile: Profile) -> FileSystem:
     """Build the file-system model named by the profile's ``system.filesystem``."""
-    kind = profile.data.get("system", {}).get("filesystem")
-    if kind not in _MODELS:
+    kind = profile.raw("system.filesystem")  # "missing field system.filesystem" without it
+    if not isinstance(kind, str) or kind not in _MODELS:
         raise ProfileError(f"{profile.origin}: system.filesystem: expected one of {', '.join(_MODELS)}, got {kind!r}")
     _check_calibration(profile)
     return model_class(kind).from_profile(profile)

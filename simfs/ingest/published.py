@@ -19,10 +19,12 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 
 from simfs.ingest.common import fail, non_negative, number, positive_number
 from simfs.ingest.context import FileContext
 from simfs.ingest.measurements import COLUMNS, METRIC_UNITS, Measurement
+from simfs.textinput import edit_distance
 
 # Columns a published-results CSV must have (iteration and tool version are optional).
 HEADER = [column for column in COLUMNS if column not in ("iteration", "tool_version")]
@@ -44,25 +46,44 @@ _UNITS = {
 
 
 def looks_like(text: str) -> bool:
-    for line in text.splitlines():
+    """Most of :data:`HEADER` in the first line (whatever separates it), so that a file
+    with a column missing, misspelt or separated by ``;`` is told so by :func:`parse`
+    rather than called a format simfs does not know."""
+    for line in text.lstrip("\ufeff").splitlines():
         if line.strip() and not line.startswith("#"):
-            return set(HEADER) <= {c.strip() for c in line.split(",")}
+            cells = {cell.strip() for cell in re.split(r"[,;\t]", line)}
+            return len(set(HEADER) & cells) > len(HEADER) // 2
     return False
 
 
 def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
     lines = [
-        (n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip() and not line.startswith("#")
+        (n, line)
+        for n, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1)  # a spreadsheet's byte-order mark
+        if line.strip() and not line.startswith("#")
     ]
     if not lines:
         raise fail(origin, None, "empty published-results CSV")
     reader = csv.reader(io.StringIO("\n".join(line for _, line in lines)))
     header = [c.strip() for c in next(reader)]
+    if len(header) == 1 and re.search(r"[;\t]", header[0]):
+        raise fail(origin, lines[0][0], "columns separated by ';' or tabs: expected commas")
     missing = set(HEADER) - set(header)
     if missing:
-        raise fail(origin, lines[0][0], f"missing columns: {', '.join(sorted(missing))}")
+        unknown = [column for column in header if column not in HEADER]
+        typos = [
+            column for column in unknown if len([name for name in missing if edit_distance(column, name) <= 2]) == 1
+        ]
+        hint = f" (the header has {', '.join(typos)}: a typo?)" if typos else ""
+        raise fail(origin, lines[0][0], f"missing columns: {', '.join(sorted(missing))}{hint}")
     measurements = []
-    for (number_, _), fields in zip(lines[1:], reader):
+    while True:
+        # The record's first line (a quoted field may span several).
+        first = reader.line_num
+        fields = next(reader, None)
+        if fields is None:
+            break
+        number_ = lines[first][0]
         if len(fields) != len(header):
             raise fail(origin, number_, f"{len(fields)} fields, header has {len(header)}")
         row = dict(zip(header, (f.strip() for f in fields)))

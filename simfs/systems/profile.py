@@ -238,7 +238,7 @@ class Profile:
         (:func:`misspelling_of`), so that a misspelt field is named where it is first
         missed; ``""`` where there is none."""
         unasked = [leaf for leaf in leaf_keys(self._data) if leaf not in self._asked]
-        typo = misspelling_of(key, unasked)
+        typo = misspelling_of(key, unasked) or misspelt_table_of(key, unasked)
         return f" (the profile sets {typo}: a typo?)" if typo else ""
 
     def _lookup(self, key: str) -> Any:
@@ -248,6 +248,22 @@ class Profile:
                 return _MISSING
             node = node[part]
         return node
+
+
+def misspelt_table_of(key: str, candidates: list[str]) -> str | None:
+    """The candidate with ``key``'s field name in a table at most two edits from
+    ``key``'s (``[osts]`` for ``[ost]``, ``[ost.hd]`` for ``[ost.hdd]``), if exactly one
+    is: a misspelt table header leaves every field of the table missing."""
+    table, _, name = key.rpartition(".")
+    near = [
+        candidate
+        for candidate in candidates
+        if candidate.rpartition(".")[2] == name
+        and (other := candidate.rpartition(".")[0]) != table
+        and other.count(".") == table.count(".")
+        and edit_distance(other, table) <= 2
+    ]
+    return near[0] if len(near) == 1 else None
 
 
 def misspelling_of(key: str, candidates: list[str]) -> str | None:

@@ -231,8 +231,13 @@ def _data_points(path: Path, case: dict[str, Any]) -> list[MeasuredPoint]:
         & (frame["metric"] == case.get("metric"))
     ]
     if chosen.empty:
+        # The workload is matched as the file's reader wrote it (fio's job as its IOR
+        # command, options in IOR's order): say what there is.
+        there = sorted(set(frame["workload"].astype(str)))
+        shown = "; ".join(repr(workload) for workload in there[:3]) + ("; ..." if len(there) > 3 else "")
         raise SimfsError(
-            f"{path}: case.data: no {case.get('metric')} of phase {case.get('phase')!r} of {case.get('workload')!r} in {text}"
+            f"{path}: case.data: no {case.get('metric')} of phase {case.get('phase')!r} of {case.get('workload')!r} "
+            f"in {text} (its workloads: {shown})"
         )
     points = []
     for _, row in chosen.sort_values(["settings", "nodes", "ppn"]).iterrows():

@@ -291,3 +291,18 @@ def test_a_sweep_fills_the_names_its_workload_gives_in_braces():
         SimfsError, match=r"transfer: unknown field; a workload option is varied by naming it in braces"
     ):
         simfs.sweep("crtdc-lfs5", "ior -a POSIX -F -t 1m -b 64m -w", {"transfer": ["64k", "1m"]})
+    # A bad command line that names nothing in braces is the command line's fault alone.
+    with pytest.raises(SimfsError, match=r"unsupported operand 'skip' \(simfs supports: [a-z ]+\)$"):
+        simfs.sweep("crtdc-lfs3", "dd bs=1M count=10 skip=3", {"nodes": [1, 2]})
+
+
+def test_a_sweep_refuses_two_stripe_counts_that_are_one():
+    # -1 is every target: on crtdc-lfs3's 16 OSTs the same point as 16, which the table
+    # (keyed by the count the run used) would have shown once.
+    import simfs
+    from simfs.errors import SimfsError
+
+    with pytest.raises(SimfsError, match=r"^sweep: --vary stripe_count: -1 and 16 are both 16 stripes on crtdc-lfs3"):
+        simfs.sweep("crtdc-lfs3", "dd bs=1M count=10", {"stripe_count": [16, -1], "nodes": [1, 2]})
+    table = simfs.sweep("crtdc-lfs3", "dd bs=1M count=10", {"stripe_count": [4, -1]})
+    assert sorted(set(table["stripe_count"])) == [4, 16]

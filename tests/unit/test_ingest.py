@@ -212,6 +212,33 @@ def test_published_csv():
     assert "seed 000" in peak["source"]
 
 
+PUBLISHED_HEADER = "system,tool,workload,nodes,ppn,settings,over,phase,metric,value,unit,uncertainty,source"
+PUBLISHED_ROW = "x,ior,ior -F -t 1m -b 256m -w,1,1,,,write,agg_bw,1,GB/s,0.1,"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # A column missing or misspelt is named (it was "unrecognised format").
+        (PUBLISHED_HEADER.replace(",unit", "") + "\n", r"p\.csv:1: missing columns: unit$"),
+        (PUBLISHED_HEADER.replace("metric", "metirc") + "\n", r"missing columns: metric \(the header has metirc"),
+        (PUBLISHED_HEADER.replace(",", ";") + "\n", r"p\.csv:1: columns separated by ';' or tabs: expected commas"),
+        # A spreadsheet's byte-order mark is not part of the first column's name.
+        ("\ufeff" + PUBLISHED_HEADER + "\n" + PUBLISHED_ROW.replace("GB/s", "GBps") + "s\n", r"p\.csv:2: unit 'GBps'"),
+        # A quoted source over two lines: the next record's line is its own.
+        (
+            PUBLISHED_HEADER + "\n" + PUBLISHED_ROW + '"a\nb"\n' + PUBLISHED_ROW.replace("GB/s", "GBps") + "s\n",
+            r"p\.csv:4: unit 'GBps'",
+        ),
+    ],
+)
+def test_published_csv_errors_name_the_column_and_line(tmp_path, text, message):
+    path = tmp_path / "p.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SimfsError, match=message):
+        read_measurements(path)
+
+
 def test_manifest_gives_dd_its_context(tmp_path):
     (tmp_path / "node1.txt").write_text((DATA / "dd-write.txt").read_text())
     (tmp_path / "manifest.toml").write_text(
@@ -585,3 +612,15 @@ def test_fio_text_result_line_that_does_not_parse_is_named(tmp_path):
     (tmp_path / "fio.txt").write_text(text)
     with pytest.raises(SimfsError, match=r"fio\.txt:31: not a fio result line"):
         read_measurements(tmp_path / "fio.txt")
+
+
+def test_a_fio_result_outside_calibrate_says_where_it_is_compared():
+    # simfs calibrate maps fio jobs to IOR runs; plan() (validate --live, case data) does
+    # not, and said "tool 'fio' is not modelled" with a list of tools fio was not in.
+    frame = read_measurements(DATA / "fio-write-direct.json")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        points, skipped = plan(frame)
+    assert points == [] and len(skipped) == len(frame)
+    assert all("a fio result: simfs calibrate compares it" in reason for reason in skipped["reason"])
+    assert not any("is not modelled" in str(w.message) for w in caught)

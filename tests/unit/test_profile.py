@@ -126,6 +126,16 @@ def test_malformed_toml_names_file_and_line(tmp_path):
             "client.network: unknown network 'myrinet'",
         ),
         ("stripe_size_bytes = 1_048_576", "stripe_size_bytes = 1_000_000", "multiple of 65536"),
+        # A misspelt table header leaves its fields missing: the first one names it.
+        ("[ost]\n", "[osts]\n", r"missing field ost\.drive \(the profile sets osts\.drive: a typo\?\)"),
+        # Without it the file system is "missing", not None (the repr of a lookup).
+        ('filesystem = "lustre"', "", r"bad\.toml: missing field system\.filesystem$"),
+        (
+            'filesystem = "lustre"',
+            'filesytem = "lustre"',
+            r"missing field system\.filesystem \(the profile sets system\.filesytem",
+        ),
+        ('filesystem = "lustre"', "filesystem = 3", r"system\.filesystem: expected one of lustre, .*, got 3$"),
     ],
 )
 def test_bad_profile_fields_are_named(tmp_path, old, new, message):
@@ -156,3 +166,15 @@ def test_override_of_unknown_network_is_named():
 def test_profile_from_text_keeps_origin():
     profile = Profile.from_text(base_text(), "inline")
     assert simfs.load_system(profile).name == "crtdc-lfs3"
+
+
+def test_a_misspelt_table_is_found_by_its_fields():
+    from simfs.systems.profile import misspelt_table_of
+
+    assert misspelt_table_of("ost.hdd.sustained_Bps", ["ost.hd.sustained_Bps", "ost.raid"]) == "ost.hd.sustained_Bps"
+    assert misspelt_table_of("ost.drive", ["osts.drive"]) == "osts.drive"
+    # Another field, a table far off, a different depth, or two candidates: no guess.
+    assert misspelt_table_of("ost.drive", ["osts.count"]) is None
+    assert misspelt_table_of("ost.drive", ["client.drive"]) is None
+    assert misspelt_table_of("ost.drive", ["ost.hdd.drive"]) is None
+    assert misspelt_table_of("ost.drive", ["osts.drive", "osd.drive"]) is None

@@ -68,3 +68,17 @@ def test_peak_ratio_needs_a_positive_number_and_a_relative(tmp_path):
         load_case(case(tmp_path, "a", "access-class SFWA", expect="[expect]\npeak_ratio = 2.0"))
     with pytest.raises(SimfsError, match="peak_ratio: expected a positive number"):
         load_case(case(tmp_path, "b", "access-class SFWA", expect='[expect]\nrelative_to = "a"\npeak_ratio = -1'))
+
+
+def test_case_data_that_matches_nothing_shows_the_files_workloads(tmp_path):
+    # A fio job is stored as the IOR command doing its I/O, in IOR's option order: a case
+    # written with the options in another order matches nothing, and is told what is there.
+    data = Path(__file__).resolve().parents[1] / "data" / "ingest" / "fio-write-direct.json"
+    path = tmp_path / "fio.toml"
+    path.write_text(
+        CASE.format(name="fio", workload="ior -a POSIX -t 1m -w", ppn=1, extra="", expect="")
+        + f'data = "{data}"\n'.replace("\\", "/"),
+        encoding="utf-8",
+    )
+    with pytest.raises(SimfsError, match=r"case\.data: no agg_bw of phase 'read' .* \(its workloads: 'ior -a POSIX"):
+        load_case(path)
