@@ -281,7 +281,10 @@ def ior_equivalent(options: dict[str, str], direction: str) -> tuple[str | None,
     if transfer is None:
         return None, f"bs={block_text}: expected one size (a number with an optional k, m, g or t)"
     if "size" not in options:
-        return None, "no size= (the job's size came from an existing file)"
+        return None, (
+            "no size= (fio's normal output does not give it, nor direct= or fsync: give fio's JSON, "
+            "--output-format=json; or the job's size came from an existing file)"
+        )
     size = _size(options["size"])
     if size is None:
         return None, f"size={options['size']}: expected a size (a number with an optional k, m, g or t)"

@@ -84,6 +84,9 @@ def parse(text: str, origin: str, context: FileContext) -> list[Measurement]:
         job = _JOB_LINE.match(line)
         if job:
             name, group, rw, block, engine, depth = job.groups()
+            # fio prints block sizes in true powers of 1024 ("1024KiB"), which a job file
+            # would read as powers of 1000 under fio's default kb_base: write them as k, m.
+            block = re.sub(r"^(\d+)([KMGT])iB$", lambda m: m[1] + m[2].lower(), block)
             options[(name, int(group))] = f"--rw={rw} --bs={block} --ioengine={engine} --iodepth={depth}"
             continue
         header = _HEADER.match(line)

@@ -540,8 +540,13 @@ def test_fio_normal_text_alone():
     assert set(frame["ppn"]) == {2}
     assert (
         frame["workload"].iloc[0]
-        == "fio --name=seqwrite --rw=write --bs=1024KiB --ioengine=psync --iodepth=1 --numjobs=2"
+        == "fio --name=seqwrite --rw=write --bs=1024k --ioengine=psync --iodepth=1 --numjobs=2"
     )
+    # Not simulated, and told why: the text has no size (it had refused fio's own "1024KiB").
+    from simfs.ingest import fio
+
+    reason = fio.why_not_simulated(frame["workload"].iloc[0], "write")
+    assert reason.startswith("no size= (fio's normal output does not give it") and "--output-format=json" in reason
 
 
 def test_fio_2_text_and_json_read_in_fio_2_units():
