@@ -740,7 +740,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
     jobs = check_jobs(integer(args.jobs, "--jobs"), args.scheduler, "--jobs")
     profile = load_profile(args.system)
-    out = _output_path(args.out, "--out")
+    out = _output_path(args.out, "--out", (".toml",))  # a profile: a .json name would hold TOML
     report_path = _output_path(args.report, "--report", (".md",)) if args.report else None
     # The source profile is never written.
     if out.exists() and out.resolve() == Path(profile.origin).resolve():

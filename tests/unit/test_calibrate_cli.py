@@ -79,6 +79,7 @@ def test_calibrate_refuses_to_overwrite_its_source(tiny, capsys):
         (["calibrate", "--system", "crtdc-lfs3", "{empty}", "--out", "{out}", "--jobs", "0"], "--jobs: jobs: expected a positive number of processes, got 0"),
         (["calibrate", "--system", "crtdc-lfs3", "{empty}", "--out", "{out}", "--jobs", "two"], "--jobs 'two': expected an integer"),
         (["calibrate", "--system", "crtdc-lfs3", "{empty}", "--out", "{out}", "--jobs", "2", "--scheduler", "tcp://h:1"], "give jobs (local processes) or scheduler"),
+        (["calibrate", "--system", "crtdc-lfs3", "{empty}", "--out", "{out}.json"], "o.toml.json: expected a file ending in .toml"),
     ],
 )  # fmt: skip
 def test_calibrate_and_validate_input_errors(tmp_path, capsys, args, message):
