@@ -118,7 +118,11 @@ def pause_point(name: str) -> None:
 
 
 def touch_flag() -> None:
-    """Create ``SIMFS_RUNNER_FLAG`` (the rank hooks' way to say where they are)."""
+    """Create ``SIMFS_RUNNER_FLAG`` (the rank hooks' way to say where they are), holding
+    the process ID of the one that reached the hook: a test signals that process alone.
+    Written whole before it appears (renamed into place), so it is never seen empty."""
     flag = os.environ.get("SIMFS_RUNNER_FLAG")
     if flag:
-        Path(flag).touch()
+        partial = Path(f"{flag}.{os.getpid()}.partial")
+        partial.write_text(str(os.getpid()))
+        os.replace(partial, flag)
