@@ -564,16 +564,33 @@ def _simulate(args: argparse.Namespace) -> int:
         _emit(result.ranks if args.per_rank else result.phases, "csv" if args.format == "table" else args.format)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
+    # A run whose phases moved no fluid flows (mdtest, shared-file writes at request
+    # level) has no network timeline: its request queues are what changes over time.
+    fluid = result.timeline is not None and not result.timeline.empty
+    queues = {name: samples for name, samples in (result.request_queues or {}).items() if samples}
+    if timelines and not fluid and not queues:
+        raise SimfsError(
+            "--timeline: nothing to draw: this run moved no data as fluid flows and no request queued at the "
+            "metadata service"
+        )
     for target in timelines:
         if target.suffix.lower() == ".csv":
             from simfs.report.files import write_text
 
-            write_text(target, result.timeline.to_csv(index=False))
+            if fluid:
+                text = result.timeline.to_csv(index=False)
+            else:
+                rows = [f"{name},{time_s!r},{count}" for name, samples in queues.items() for time_s, count in samples]
+                text = "\n".join(["queue,time_s,requests", *rows]) + "\n"
+            write_text(target, text)
         else:
-            from simfs.report.plots import phase_spans, timeline_plot
+            from simfs.report.plots import phase_spans, queue_timeline_plot, timeline_plot
 
             title = f"{args.system}: {args.workload}"
-            timeline_plot(result.timeline, target, title=title, phases=phase_spans(result.ranks))
+            if fluid:
+                timeline_plot(result.timeline, target, title=title, phases=phase_spans(result.ranks))
+            else:
+                queue_timeline_plot(queues, target, title=title, phases=phase_spans(result.ranks))
         print(f"timeline written to {target}", file=sys.stderr)
     return 0
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -191,6 +191,36 @@ def timeline_plot(
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def queue_timeline_plot(
+    queues: Mapping[str, Sequence[tuple[float, int]]],
+    path: str | Path,
+    title: str = "",
+    phases: Sequence[tuple[str, float, float]] = (),
+) -> Path:
+    """The requests in each request-level queue as every arrival found them (a run's
+    ``request_queues``), for a run whose phases moved nothing as fluid flows (mdtest,
+    shared-file writes at request level), shaded by phase as :func:`timeline_plot` does."""
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    for name, samples in queues.items():
+        if samples:
+            times, counts = zip(*samples)
+            ax.step(times, counts, where="post", label=name)
+    top = max((count for samples in queues.values() for _, count in samples), default=1)
+    for number, (label, start, end) in enumerate(phases):
+        ax.axvspan(start, end, color="0.85" if number % 2 == 0 else "0.93", zorder=0)
+        ax.text((start + end) / 2, top * 1.02, label, ha="center", va="bottom", fontsize=7, clip_on=False)
+    ax.set_ylabel("requests in the queue\n(seen by each arrival)")
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylim(0, top * 1.1)
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()

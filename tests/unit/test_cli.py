@@ -242,6 +242,24 @@ def test_an_output_under_a_regular_file_says_so(capsys, tmp_path):
     assert code == 2 and err == f"simfs: error: --timeline {timeline}: {tmp_path / 'plain'} is not a directory\n"
 
 
+def test_a_timeline_of_a_run_without_fluid_flows(capsys, tmp_path):
+    # The help's own example: mdtest moves nothing as fluid flows, and --timeline was a
+    # KeyError traceback (and an empty CSV).  Its directory lock's queue is what it draws.
+    png, csv = tmp_path / "t.png", tmp_path / "t.csv"
+    mdtest = ["simulate", "--system", "crtdc-lfs3", "--workload", "mdtest -F -C -T -r -n 20", "--nodes", "4"]
+    code, _, err = run(capsys, *mdtest, "--timeline", str(png), "--timeline", str(csv))
+    assert code == 0 and err.count("timeline written to") == 2
+    assert png.stat().st_size > 0
+    rows = csv.read_text().splitlines()
+    assert rows[0] == "queue,time_s,requests" and all(row.startswith("mds.dir-lock,") for row in rows[1:])
+    assert max(int(row.rsplit(",", 1)[1]) for row in rows[1:]) == 4  # the four nodes' creates queue
+    # Shared-file writes at request level with nothing queued: said in one line, nothing written.
+    ior = ["simulate", "--system", "crtdc-lfs3", "--workload", "ior -w -e -t 47008 -b 47008 -s 5", "--nodes", "2"]
+    code, _, err = run(capsys, *ior, "--set", "stripe_count=-1", "--timeline", str(tmp_path / "s.png"))
+    assert code == 2 and err.startswith("simfs: error: --timeline: nothing to draw") and err.count("\n") == 1
+    assert not (tmp_path / "s.png").exists()
+
+
 def test_a_number_too_long_for_python_is_one_line(capsys):
     # tomllib's ValueError (past 4,300 digits) was a traceback.
     code, _, err = run(capsys, "show", "crtdc-lfs3", "--set", "oss.count=1" + "0" * 5000)
