@@ -290,3 +290,17 @@ def test_a_backend_options_value_is_its_own_word_and_the_rest_still_counts():
 def test_notes_reach_the_result():
     result = simfs.simulate("crtdc-lfs3", "ior -a DFS -t 1m -b 4m -F -w", nodes=1)
     assert result.notes and result.notes[0].startswith("ior -a DFS")
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        # A word after a flag: the flag takes no value (it was "unsupported option '5'").
+        ("ior -w -x 5 -t 1m -b 1m", r"^ior: '5' after -x: that option takes no value$"),
+        ("mdtest -F -C 5 -n 10", r"^mdtest: '5' after -C: that option takes no value$"),
+        ("ior 5 -w", r"^ior: unsupported option '5'"),
+    ],
+)
+def test_a_word_after_a_flag_is_named_with_the_flag(command, message):
+    with pytest.raises(WorkloadError, match=message):
+        parse_workload(command)
