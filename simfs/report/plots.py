@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -183,11 +183,21 @@ def timeline_plot(
     ax_util.set_ylim(0, 1.05)
     ax_flows.set_ylabel("flows per resource\n(mean over the kind)")
     ax_capacity.set_xlabel("simulated time (s)")
+    _shade_phases((ax_util, ax_flows, ax_capacity), phases, label_y=1.07)
+    return _finish_panels(fig, (ax_util, ax_flows, ax_capacity), path, title)
+
+
+def _shade_phases(axes: Sequence[Any], phases: Sequence[tuple[str, float, float]], label_y: float) -> None:
+    """Each phase's span shaded on every panel (alternating greys), its label above the first."""
     for number, (label, start, end) in enumerate(phases):
-        for ax in (ax_util, ax_flows, ax_capacity):
+        for ax in axes:
             ax.axvspan(start, end, color="0.85" if number % 2 == 0 else "0.93", zorder=0)
-        ax_util.text((start + end) / 2, 1.07, label, ha="center", va="bottom", fontsize=7, clip_on=False)
-    for ax in (ax_util, ax_flows, ax_capacity):
+        axes[0].text((start + end) / 2, label_y, label, ha="center", va="bottom", fontsize=7, clip_on=False)
+
+
+def _finish_panels(fig: Any, axes: Sequence[Any], path: str | Path, title: str) -> Path:
+    """Grids, legends beside the panels (not over the data), the title; saved."""
+    for ax in axes:
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
@@ -212,19 +222,11 @@ def queue_timeline_plot(
             times, counts = zip(*samples)
             ax.step(times, counts, where="post", label=name)
     top = max((count for samples in queues.values() for _, count in samples), default=1)
-    for number, (label, start, end) in enumerate(phases):
-        ax.axvspan(start, end, color="0.85" if number % 2 == 0 else "0.93", zorder=0)
-        ax.text((start + end) / 2, top * 1.02, label, ha="center", va="bottom", fontsize=7, clip_on=False)
+    _shade_phases((ax,), phases, label_y=top * 1.02)
     ax.set_ylabel("requests in the queue\n(seen by each arrival)")
     ax.set_xlabel("simulated time (s)")
     ax.set_ylim(0, top * 1.1)
-    ax.grid(True, alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return save_figure(fig, path)
+    return _finish_panels(fig, (ax,), path, title)
 
 
 def phase_spans(ranks: pd.DataFrame) -> list[tuple[str, float, float]]:
