@@ -238,7 +238,7 @@ class Profile:
         (:func:`misspelling_of`), so that a misspelt field is named where it is first
         missed; ``""`` where there is none."""
         unasked = [leaf for leaf in leaf_keys(self._data) if leaf not in self._asked]
-        typo = misspelling_of(key, unasked) or misspelt_table_of(key, unasked)
+        typo = misspelling_of(key, unasked)
         return f" (the profile sets {typo}: a typo?)" if typo else ""
 
     def _lookup(self, key: str) -> Any:
@@ -250,34 +250,29 @@ class Profile:
         return node
 
 
-def misspelt_table_of(key: str, candidates: list[str]) -> str | None:
-    """The candidate with ``key``'s field name in a table at most two edits from
-    ``key``'s (``[osts]`` for ``[ost]``, ``[ost.hd]`` for ``[ost.hdd]``), if exactly one
-    is: a misspelt table header leaves every field of the table missing."""
+def misspelling_of(key: str, candidates: list[str]) -> str | None:
+    """The candidate in ``key``'s table whose last part is at most two edits (insertions,
+    deletions, substitutions, swaps of neighbours) from ``key``'s, if exactly one is;
+    else the candidate with ``key``'s field in a table at most two edits from ``key``'s
+    (``[osts]`` for ``[ost]``, ``[ost.hd]`` for ``[ost.hdd]``: a misspelt table header
+    leaves every field of the table missing), if exactly one is.  Closer than a
+    similarity ratio: ``copy_write_Bps`` is not a misspelling of ``copy_read_Bps`` (four
+    edits), ``copy_raed_Bps`` is (one)."""
     table, _, name = key.rpartition(".")
-    near = [
-        candidate
-        for candidate in candidates
-        if candidate.rpartition(".")[2] == name
-        and (other := candidate.rpartition(".")[0]) != table
+    split = [(candidate, *candidate.rpartition(".")[::2]) for candidate in candidates]
+    misspelt_field = [c for c, other, field in split if other == table and edit_distance(field, name) <= 2]
+    misspelt_table = [
+        c
+        for c, other, field in split
+        if field == name
+        and other != table
         and other.count(".") == table.count(".")
         and edit_distance(other, table) <= 2
     ]
-    return near[0] if len(near) == 1 else None
-
-
-def misspelling_of(key: str, candidates: list[str]) -> str | None:
-    """The candidate in ``key``'s table whose last part is at most two edits (insertions,
-    deletions, substitutions, swaps of neighbours) from ``key``'s, if exactly one is.
-    Closer than a similarity ratio: ``copy_write_Bps`` is not a misspelling of
-    ``copy_read_Bps`` (four edits), ``copy_raed_Bps`` is (one)."""
-    table, _, name = key.rpartition(".")
-    near = [
-        candidate
-        for candidate in candidates
-        if candidate.rpartition(".")[0] == table and edit_distance(candidate.rpartition(".")[2], name) <= 2
-    ]
-    return near[0] if len(near) == 1 else None
+    for near in (misspelt_field, misspelt_table):
+        if len(near) == 1:
+            return near[0]
+    return None
 
 
 def leaf_keys(data: dict[str, Any], prefix: str = "") -> list[str]:

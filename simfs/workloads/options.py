@@ -112,8 +112,8 @@ def scan_options(
             # IOR and mdtest take no operands, so a word after a backend option is its value.
             if not equals and position < len(args) and not args[position].startswith("-"):
                 position += 1
-        elif not arg.startswith("-") and position > 1 and args[position - 2].startswith("-"):
-            # A word where an option was expected: the option before it takes no value
+        elif not arg.startswith("-") and position > 1 and args[position - 2] in {*flags, *ignored, *no_io.flags}:
+            # A word where an option was expected: the flag before it takes no value
             # (``ior -x 5``), and these tools take no operands.
             raise WorkloadError(f"{tool}: {arg!r} after {args[position - 2]}: that option takes no value")
         elif unknown is not None:

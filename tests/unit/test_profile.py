@@ -169,12 +169,14 @@ def test_profile_from_text_keeps_origin():
 
 
 def test_a_misspelt_table_is_found_by_its_fields():
-    from simfs.systems.profile import misspelt_table_of
+    from simfs.systems.profile import misspelling_of
 
-    assert misspelt_table_of("ost.hdd.sustained_Bps", ["ost.hd.sustained_Bps", "ost.raid"]) == "ost.hd.sustained_Bps"
-    assert misspelt_table_of("ost.drive", ["osts.drive"]) == "osts.drive"
+    assert misspelling_of("ost.hdd.sustained_Bps", ["ost.hd.sustained_Bps", "ost.raid"]) == "ost.hd.sustained_Bps"
+    assert misspelling_of("ost.drive", ["osts.drive"]) == "osts.drive"
     # Another field, a table far off, a different depth, or two candidates: no guess.
-    assert misspelt_table_of("ost.drive", ["osts.count"]) is None
-    assert misspelt_table_of("ost.drive", ["client.drive"]) is None
-    assert misspelt_table_of("ost.drive", ["ost.hdd.drive"]) is None
-    assert misspelt_table_of("ost.drive", ["osts.drive", "osd.drive"]) is None
+    assert misspelling_of("ost.drive", ["osts.count"]) is None
+    assert misspelling_of("ost.drive", ["client.drive"]) is None
+    assert misspelling_of("ost.drive", ["ost.hdd.drive"]) is None
+    assert misspelling_of("ost.drive", ["osts.drive", "osd.drive"]) is None
+    # A field misspelt in its own table is named before a table misspelt.
+    assert misspelling_of("ost.drive", ["ost.drvie", "osts.drive"]) == "ost.drvie"

@@ -299,6 +299,8 @@ def test_notes_reach_the_result():
         ("ior -w -x 5 -t 1m -b 1m", r"^ior: '5' after -x: that option takes no value$"),
         ("mdtest -F -C 5 -n 10", r"^mdtest: '5' after -C: that option takes no value$"),
         ("ior 5 -w", r"^ior: unsupported option '5'"),
+        # After a value given with its option, the word is not blamed on a flag.
+        ("ior -w -t1m 5", r"^ior: unsupported option '5'"),
     ],
 )
 def test_a_word_after_a_flag_is_named_with_the_flag(command, message):
