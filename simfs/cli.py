@@ -1261,6 +1261,7 @@ WORKLOAD_TOOLS = (
     "fio",
     "darshan",
     "io500",
+    "specsfs2008",
 )
 
 #: What each kind of output file may end in (the writers choose the format by suffix).

@@ -6,7 +6,7 @@ discrete-event simulation on one core can do should be refused in a second with 
 estimate, not run for hours or until the machine runs out of memory.
 
 The estimate is of the order of magnitude, from the three things that cost CPU time
-(coefficients measured on the development machine, 2026-11-24, with
+(coefficients measured on the development machine, 2026-11-24 and 28, with
 ``benchmarks/bench_speed.py`` and the runs listed in ``docs/performance.md``; against
 the measured runs of ``benchmarks/bench_scale.py``, ``docs/performance.md`` "One run
 against the clients it models", it is 0.7 to 1.6 times their CPU time):
@@ -22,16 +22,19 @@ against the clients it models", it is 0.7 to 1.6 times their CPU time):
   1,000 to 1,000,000 clients with ten per OST, 4 stripes over OSS of 4 OSTs, that is 160
   where the runs solved 1 to 252 on average.
 * **Metadata requests**, one by one through the metadata service: about 16 us each
-  (mdtest ``-n 1000`` on 64 ranks: 256,000 requests in 4.1 s).
+  (mdtest ``-n 1000`` on 64 ranks: 256,000 requests in 4.1 s).  An operation of an
+  open-loop SPECsfs2008 run is one (``panasas-as9-fitted`` at 77,137 op/s, 10 x 150
+  processes: 98,454 requests in 2.0 s, 20 us each).
 * **Request-level writes** (shared-file writes from several nodes through the lock
-  manager): about 350 us each (IO500 ior-hard, 1,000 x 1,000 writes in 349 s).  A phase
+  manager): about 210 us each (IO500 ior-hard, 1,000 x 1,000 writes in 210 s on
+  2026-11-28; 349 s, 350 us a write, before the engine work of issue 20).  A phase
   with a deadline (IOR ``-D``) stops each rank's calls at it, so a node makes no more than
   its cores copy into the page cache in that time (a buffered write), or its link carries
   (``O_DIRECT``), plus one call in progress per rank.  The time is taken as twice the
   deadline: a rank's deadline runs from its own start, and the starts of a node's ranks
   spread as their opens queue at the metadata server.  The LANL MPI-IO Test N-1 runs, 75
   nodes x 4 ranks writing 10 MB records for 2 minutes, were estimated at 3 hours from
-  their 100,000 records per rank and took 14 s (now about 4 minutes).
+  their 100,000 records per rank and took 14 s (now about 2 minutes).
 
 Memory: about 15 KB per rank (issue 20: 100,000 ranks took 1.49 GB) and about 4 KB per
 server, target and client node built.
@@ -54,7 +57,7 @@ _SOLVE_S = 0.55e-3
 _SOLVE_PER_FLOW_S = 0.7e-6
 _SOLVES_PER_RANK_PHASE = 2
 _METADATA_REQUEST_S = 16e-6
-_REQUEST_WRITE_S = 350e-6
+_REQUEST_WRITE_S = 210e-6
 # A node's request-level writes before a deadline are counted over this many deadlines:
 # its ranks' deadlines run from their own starts, which their opens spread.
 _DEADLINE_MARGIN = 2
@@ -116,6 +119,10 @@ def estimate(
     request_writes = 0
     solve_seconds = 0.0
     for phase in phases:
+        if phase.is_open_loop:
+            # One request per operation offered, warm-up included (SPECsfs2008).
+            metadata_requests += math.ceil(phase.load_per_s * (phase.warmup_s + phase.runtime_s))
+            continue
         if phase.is_metadata:
             metadata_requests += ranks * phase.items_per_rank * _REQUESTS_PER_ITEM.get(phase.op, 1)
             continue

@@ -2,13 +2,14 @@
 
 Shared by the calibrators (which compare predictions with measurements while searching
 parameters) and by validation.  A row is simulatable when its tool is one simfs models
-(dd, IOR, mdtest, bonnie++, obdfilter-survey, the access classes), its metric is a rate the simulator reports, and its nodes and processes
+(dd, IOR, mdtest, bonnie++, obdfilter-survey, benchio, SPECsfs2008, the access classes), its metric is one the simulator reports, and its nodes and processes
 per node are known (directly or through ``over``).  mdtest rates (``ops_rate``) are
 compared phase by phase (its "File creation" is simfs's "file create"; tree creation
 and removal are not simulated).  Rows that are not get a reason,
 reported as a named warning; they are never silently dropped.
 
-Metrics: ``agg_bw`` -> the tool's aggregate (``agg_bw_Bps``); ``per_node_bw`` ->
+Metrics: ``agg_bw`` -> the tool's aggregate (``agg_bw_Bps``); ``clat_mean`` -> an
+open-loop SPECsfs2008 run's mean response time (``response_time_s``); ``per_node_bw`` ->
 ``per_node_bw_Bps``; ``rank_bw`` -> the mean over ranks of each rank's own rate;
 ``min_rank_agg_bw`` -> the slowest rank's rate times the number of ranks.  A row
 with ``over = "nodes=1,2,4"`` is the maximum over that sweep (a published peak).
@@ -35,7 +36,7 @@ from simfs.filesystems import FileSystem, system_from_profile
 from simfs.systems.profile import Profile
 from simfs.workloads import parse_workload
 
-SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++", "obdfilter-survey", "access-class", "benchio"}
+SIMULATED_TOOLS = {"dd", "ior", "mdtest", "bonnie++", "obdfilter-survey", "access-class", "benchio", "specsfs2008"}
 SIMULATED_METRICS = {
     "agg_bw": "agg_bw_Bps",
     "per_node_bw": "per_node_bw_Bps",
@@ -46,7 +47,11 @@ SIMULATED_METRICS = {
     "ops_rate": "ops_per_s",
     # obdfilter-survey: the OSS's total over its OSTs.
     "ost_bw": "agg_bw_Bps",
+    # SPECsfs2008's response time: the mean over the measured operations.
+    "clat_mean": "response_time_s",
 }
+#: Metrics only an open-loop workload (SPECsfs2008) reports, and the tools that have them.
+OPEN_LOOP_METRICS = {"clat_mean": ("specsfs2008",)}
 #: mdtest's SUMMARY operation names (as ingested) -> simfs phase labels.
 MDTEST_PHASES = {
     "file_creation": "file create",
@@ -109,6 +114,10 @@ def _point(index: Any, row: pd.Series) -> Point:
         raise NotSimulated(f"tool {tool!r} is not modelled (simfs simulates {', '.join(sorted(SIMULATED_TOOLS))})")
     if row["metric"] not in SIMULATED_METRICS:
         raise NotSimulated(f"metric {row['metric']!r} is not simulated (expected {', '.join(SIMULATED_METRICS)})")
+    if tool not in OPEN_LOOP_METRICS.get(row["metric"], (tool,)):
+        raise NotSimulated(
+            f"metric {row['metric']!r} of {tool}: simfs simulates it for {', '.join(OPEN_LOOP_METRICS[row['metric']])} only"
+        )
     if not row["workload"]:
         raise NotSimulated("no workload command line (give one in the manifest)")
     try:
@@ -156,6 +165,8 @@ def make_point(
         base.setdefault("nodes", 1)
         base.setdefault("ppn", 1)
     sweeps = _over(over)
+    if sweeps and metric in OPEN_LOOP_METRICS:
+        raise NotSimulated(f"over {over!r}: a {metric} is a mean at one load, not the peak of a sweep")
     missing = [k for k in ("nodes", "ppn") if k not in base and k not in sweeps]
     if missing:
         raise NotSimulated(f"{' and '.join(missing)} unknown")

@@ -9,6 +9,10 @@ Aggregate bandwidth is reported the way each tool reports it (``agg_bw_Bps``):
 
 Both raw forms are always present (``bw_Bps``, ``sum_rank_bw_Bps``), so that results
 from different tools can be compared on one footing.
+
+An open-loop phase (SPECsfs2008) adds ``response_time_s``, the mean response time of the
+operations started in its measured interval; its ``ops_per_s`` is the achieved load
+(those operations over the interval).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simfs.experiment import Experiment
-from simfs.workloads.spec import WorkloadSpec
+from simfs.workloads.spec import OPEN_LOOP_OP, WorkloadSpec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +40,8 @@ class RankRecord:
     open_s: float
     close_s: float
     ops: int = 0
+    #: Summed response times of the ``ops`` (an open-loop phase's operations), seconds.
+    response_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -197,6 +203,9 @@ class Result:
                     "mode": "request" if records[0].ops or (iteration, phase) in self.phase_modes else "fluid",
                 }
             )
+            if records[0].op == OPEN_LOOP_OP:
+                # SPECsfs2008's response time: the mean over the measured operations.
+                rows[-1]["response_time_s"] = sum(r.response_s for r in records) / ops if ops else float("nan")
             if self.host_cpu_busy:
                 rows[-1]["host_cpu_busy"] = self.host_cpu_busy.get((iteration, phase), float("nan"))
         return rows

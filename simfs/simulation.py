@@ -37,6 +37,7 @@ from simfs.filesystems.core.locking import PAGE_BYTES
 from simfs.results import PhaseAttribution, RankRecord, Result
 from simfs.workloads import parse_workload
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec, transfer_offsets
+from simfs.workloads.specsfs import SERVICE_CLASS, SFS2008_MIX
 from simfs.workloads.steady_state import steady_state_sample
 
 
@@ -157,7 +158,9 @@ def run(
     )
     cost.check(estimate_cost(system, workload, experiment), force=force)
     cores = system.client.cores
-    if experiment.ppn > cores and workload.tool != "obdfilter-survey":
+    # An obdfilter-survey rank is a server thread, a SPECsfs one a load-generating process
+    # that mostly waits: neither is a rank on a core.
+    if experiment.ppn > cores and workload.tool not in ("obdfilter-survey", "specsfs2008"):
         warnings.warn(
             f"ppn: {experiment.ppn} processes per node on {cores}-core client nodes of {system.name}: "
             "they share the cores",
@@ -333,6 +336,9 @@ class _Program:
 
     # -- one phase of one rank ----------------------------------------------------------
     def _phase(self, rank: int, iteration: int, phase: PhaseSpec):
+        if phase.is_open_loop:
+            yield from self._open_loop_phase(rank, iteration, phase)
+            return
         if phase.server_side:
             yield from self._server_phase(rank, iteration, phase)
             return
@@ -615,6 +621,52 @@ class _Program:
             )
         self._record(iteration, phase, rank, node, start, ops=items)
 
+    def _open_loop_phase(self, rank: int, iteration: int, phase: PhaseSpec):
+        """A SPECsfs2008 load-generating process (:mod:`simfs.workloads.specsfs`): its
+        operations' scheduled starts are a Poisson stream of its share of the load; each
+        one waits for the previous answer (one in flight), then is one request of its
+        service class to the metadata service.  Operations started in the measured
+        interval (after the warm-up) are counted, with their response times."""
+        node = rank // self.experiment.ppn + self.node_offset
+        rate = phase.load_per_s / self.experiment.ranks
+        rng = np.random.default_rng((self.experiment.seed, rank + self.rank_offset, iteration))
+        names = list(SFS2008_MIX)
+        weights = np.array([SFS2008_MIX[name] for name in names], dtype=float)
+        classes = [SERVICE_CLASS[name] for name in names]
+        begin = self.env.now
+        measured_from = begin + phase.warmup_s
+        until = measured_from + phase.runtime_s
+        # Draws in chunks: one numpy call per operation would cost more than its request.
+        chunk = max(64, int(rate * (phase.warmup_s + phase.runtime_s) * 1.1) + 64)
+        gaps = iter(())
+        picks = iter(())
+        scheduled = begin
+        ops, response = 0, 0.0
+        tag = f"{iteration}/{phase.label}"
+        metadata = self.fs.metadata
+        while True:
+            gap = next(gaps, None)
+            if gap is None:
+                gaps = iter(rng.exponential(1.0 / rate, chunk).tolist())
+                picks = iter(rng.choice(len(names), size=chunk, p=weights / weights.sum()).tolist())
+                gap = next(gaps)
+            scheduled += gap
+            if scheduled >= until:
+                break
+            if scheduled > self.env.now:
+                yield self.env.timeout(scheduled - self.env.now)
+            sent = self.env.now
+            if sent >= until:
+                break
+            pick = next(picks)
+            yield from metadata.request(node, classes[pick], tag)
+            if sent >= measured_from:
+                ops += 1
+                response += self.env.now - sent
+        if self.env.now < until:
+            yield self.env.timeout(until - self.env.now)
+        self._record(iteration, phase, rank, node, measured_from, ops=ops, response_s=response, end=until)
+
     def _stonewalled_creates(self, iteration: int, phase: PhaseSpec, operate, start: float):
         """mdtest ``-W``: create until the deadline, then (an MPI_Allreduce of the counts)
         every rank goes on to the count of the rank that made most, as mdtest does
@@ -653,8 +705,11 @@ class _Program:
         start: float,
         ops: int = 0,
         size: int | None = None,
+        response_s: float = 0.0,
+        end: float | None = None,
     ) -> None:
-        """The rank's record of a phase that ends now (ranks numbered across both jobs)."""
+        """The rank's record of a phase that ends now, or at ``end`` (an open-loop
+        phase's measured interval); ranks numbered across both jobs."""
         if self.on_record is not None:
             self.on_record()
         self.records.append(
@@ -666,8 +721,9 @@ class _Program:
                 node,
                 phase.bytes_per_rank if size is None else size,
                 start,
-                self.env.now,
+                self.env.now if end is None else end,
                 ops=ops,
+                response_s=response_s,
             )
         )
 

@@ -58,6 +58,10 @@ def wide_rows(phases: Sequence[dict[str, Any]], keys: Sequence[str], units: str 
             if all(row["ops"] > 0 for row in sub):  # a metadata phase: items per second, as mdtest reports
                 out[f"{phase} ops/s"] = _mean(row["ops_per_s"] for row in sub)
                 out[f"{phase} per-node ops/s"] = _mean(row["ops_per_s"] / row["nodes"] for row in sub)
+            responses = [row.get("response_time_s") for row in sub]
+            if all(value is not None for value in responses):
+                # An open-loop phase (SPECsfs2008): what it reports beside the load it achieved.
+                out[f"{phase} response ms"] = _mean(responses) * 1e3
             if all(row["bytes"] > 0 for row in sub):
                 out[f"{phase} agg {aggregate_unit}"] = _mean(row["agg_bw_Bps"] for row in sub) / aggregate_bytes
                 out[f"{phase} per-node {node_unit}"] = _mean(row["per_node_bw_Bps"] for row in sub) / node_bytes

@@ -10,12 +10,20 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from simfs import __version__  # noqa: E402
+from simfs.ingest.measurements import METRIC_UNITS  # noqa: E402
 from simfs.report.files import save_figure, write_text  # noqa: E402
 from simfs.validate.run import CaseOutcome, summarise  # noqa: E402
 
 
-def _rate(value: float) -> str:
+def _rate(value: float, metric: str = "agg_bw") -> str:
+    if METRIC_UNITS.get(metric) == "s":
+        return f"{value * 1e3:.3g} ms"
     return f"{value / 1e9:.3f} GB/s" if value >= 1e7 else f"{value:.4g}"
+
+
+def _plot_scale(metric: str) -> tuple[float, str]:
+    """What a plot multiplies a metric's SI values by, and the unit it then shows."""
+    return {"s": (1e3, "ms"), "op/s": (1.0, "op/s")}.get(METRIC_UNITS.get(metric, ""), (1e-9, "GB/s"))
 
 
 def _yes(value: bool | None) -> str:
@@ -150,7 +158,7 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
     for o in outcomes:
         for row in o.points.itertuples():
             lines.append(
-                f"| {row.case} | {row.split} | {row.point} | {_rate(row.measured)} | {_rate(row.predicted)} | "
+                f"| {row.case} | {row.split} | {row.point} | {_rate(row.measured, o.case.metric)} | {_rate(row.predicted, o.case.metric)} | "
                 f"{row.error_pct:+.1f}% | {row.tolerance_pct:.0f}% | {'yes' if row.within_tolerance else '**no**'} |"
             )
     lines += ["", "## Cases", ""]
@@ -172,10 +180,11 @@ def write_report(outcomes: list[CaseOutcome], report: Path, command: str) -> Pat
 
 def _plot(outcome: CaseOutcome, folder: Path) -> Path:
     case = outcome.case
+    scale, unit = _plot_scale(case.metric)
     fig, ax = plt.subplots(figsize=(6, 3.6))
     if outcome.curve:
         xs = [x for x, _ in outcome.curve]
-        ax.plot(xs, [v / 1e9 for _, v in outcome.curve], marker="o", label=f"simulated ({outcome.system_name})")
+        ax.plot(xs, [v * scale for _, v in outcome.curve], marker="o", label=f"simulated ({outcome.system_name})")
         if max(xs) / max(min(xs), 1) >= 8:
             ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [str(x) for x in xs])
@@ -185,19 +194,19 @@ def _plot(outcome: CaseOutcome, folder: Path) -> Path:
         key = outcome.curve_key
         if key and key in point.settings:
             ax.plot(
-                [point.settings[key]], [row.measured / 1e9], "s", color="black", label="measured" if i == 0 else None
+                [point.settings[key]], [row.measured * scale], "s", color="black", label="measured" if i == 0 else None
             )
         elif point.over:
             ax.axhline(
-                row.measured / 1e9,
+                row.measured * scale,
                 color="black",
                 linestyle="--",
                 label=f"measured peak ({point.over.split('=')[0]} sweep)",
             )
         else:
-            ax.plot([i], [row.measured / 1e9], "s", color="black", label="measured")
-            ax.plot([i], [row.predicted / 1e9], "o", color="C0", label="simulated")
-    ax.set_ylabel(f"{case.phase} {case.metric} (GB/s)")
+            ax.plot([i], [row.measured * scale], "s", color="black", label="measured")
+            ax.plot([i], [row.predicted * scale], "o", color="C0", label="simulated")
+    ax.set_ylabel(f"{case.phase} {case.metric} ({unit})")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)

@@ -1,5 +1,5 @@
 """Workloads: command-line parsers (dd, IOR, mdtest, bonnie++, obdfilter-survey, benchio,
-fio, the seed 001 access classes) and Darshan logs, producing one shared WorkloadSpec."""
+fio, SPECsfs2008, the seed 001 access classes) and Darshan logs, producing one shared WorkloadSpec."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from simfs.workloads.ior import parse_ior
 from simfs.workloads.mdtest import parse_mdtest
 from simfs.workloads.obdfilter import parse_obdfilter
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec
+from simfs.workloads.specsfs import parse_specsfs2008
 
 _PARSERS = {
     "dd": parse_dd,
@@ -28,6 +29,7 @@ _PARSERS = {
     "benchio.x": parse_benchio,
     "fio": parse_fio,
     "darshan": parse_darshan,
+    "specsfs2008": parse_specsfs2008,
 }
 
 
@@ -71,5 +73,6 @@ __all__ = [
     "parse_ior",
     "parse_mdtest",
     "parse_obdfilter",
+    "parse_specsfs2008",
     "parse_workload",
 ]

@@ -15,7 +15,7 @@ from typing import Literal
 
 from simfs.errors import WorkloadError, check_finite, check_whole
 
-Op = Literal["write", "read", "rewrite", "create", "stat", "remove"]
+Op = Literal["write", "read", "rewrite", "create", "stat", "remove", "mix"]
 #: Ops that are metadata operations on ``items_per_rank`` items (mdtest phases).
 METADATA_OPS = ("create", "stat", "remove")
 
@@ -26,7 +26,9 @@ MAX_BYTES_PER_RANK = 2**53
 MAX_ITEMS_PER_RANK = 100_000_000
 #: Repetitions of the phase sequence (IOR ``-i``, mdtest ``-i``).
 MAX_ITERATIONS = 100_000
-_OPS = ("write", "read", "rewrite", *METADATA_OPS)
+#: An open-loop phase's op: a mix of operations offered at a requested rate (SPECsfs).
+OPEN_LOOP_OP = "mix"
+_OPS = ("write", "read", "rewrite", *METADATA_OPS, OPEN_LOOP_OP)
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,11 @@ class PhaseSpec:
     transfer_limit: at most this many of the rank's transfers, the first in its order (0:
         all of them): the sample of a time-bounded phase at random offsets, whose blocks
         keep their size (:mod:`simfs.workloads.steady_state`).
+    load_per_s: an open-loop phase (op ``"mix"``, SPECsfs2008 ``LOAD``): operations per
+        second requested over all ranks, each rank a load-generating process that paces
+        its share (:mod:`simfs.workloads.specsfs`); 0 for every other phase.
+    warmup_s: an open-loop phase's warm-up before its measured interval (``WARMUP_TIME``).
+    runtime_s: an open-loop phase's measured interval (``RUNTIME``).
     """
 
     op: Op
@@ -183,6 +190,9 @@ class PhaseSpec:
     existing_file: bool = False
     directory_tree: DirectoryTree | None = None
     transfer_limit: int = 0
+    load_per_s: float = 0.0
+    warmup_s: float = 0.0
+    runtime_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.op not in _OPS:
@@ -193,12 +203,20 @@ class PhaseSpec:
         # A metadata phase (mdtest: create, stat, read, remove) handles items, whose data
         # may be none; a data phase moves bytes.
         check_whole(owner, "items_per_rank", self.items_per_rank, 1 if self.op in METADATA_OPS else 0, WorkloadError)
-        check_whole(owner, "bytes_per_rank", self.bytes_per_rank, 0 if self.items_per_rank else 1, WorkloadError)
+        # An open-loop phase's bytes are its operations' (not simulated: specsfs.py).
+        minimum_bytes = 0 if self.items_per_rank or self.op == OPEN_LOOP_OP else 1
+        check_whole(owner, "bytes_per_rank", self.bytes_per_rank, minimum_bytes, WorkloadError)
         for name in ("transfer_size_bytes", "segment_count"):
             check_whole(owner, name, getattr(self, name), 1, WorkloadError)
         for name in ("task_offset", "owner_stride", "transfer_limit"):
             check_whole(owner, name, getattr(self, name), 0, WorkloadError)
         check_finite(owner, "stonewall_s", self.stonewall_s, 0, error=WorkloadError)
+        check_finite(owner, "warmup_s", self.warmup_s, 0, error=WorkloadError)
+        if self.op == OPEN_LOOP_OP:
+            check_finite(owner, "load_per_s", self.load_per_s, 0, above=True, error=WorkloadError)
+            check_finite(owner, "runtime_s", self.runtime_s, 0, above=True, error=WorkloadError)
+        elif self.load_per_s or self.runtime_s:
+            raise WorkloadError(f"{owner}: load_per_s and runtime_s belong to an open-loop ({OPEN_LOOP_OP!r}) phase")
 
     def data_owner(self, rank: int, ppn: int, ranks: int) -> int:
         """The rank whose data ``rank`` accesses: itself, or with ``reorder_tasks`` the
@@ -226,6 +244,11 @@ class PhaseSpec:
         """The phase ends at a stonewall (IOR ``-D``, mdtest ``-W``) or does what one
         left (:attr:`stonewall_bound`): its result is a rate, not a size."""
         return self.stonewall_s > 0 or self.stonewall_bound
+
+    @property
+    def is_open_loop(self) -> bool:
+        """Operations offered at a requested rate, answered with a response time (SPECsfs)."""
+        return self.op == OPEN_LOOP_OP
 
     @property
     def is_metadata(self) -> bool:

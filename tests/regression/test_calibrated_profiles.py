@@ -28,6 +28,7 @@ SYSTEMS = [
     "archer-sonexion",
     "csd3-lustre",
     "cirrus-lustre",
+    "panasas-as9",
 ]
 
 

@@ -344,6 +344,8 @@ def test_a_rank_stopped_by_an_unexpected_error_names_it(tmp_path, monkeypatch):
     ("command", "message"),
     [
         ("obdfilter-survey size=1024", "not run live"),
+        # No NFS load generator in the runner: SPECsfs2008 is simulated only.
+        ("specsfs2008 --load 1000", "specsfs2008 is not run live"),
         ("ior -t 1000 -b 4000 --posix.odirect", "multiples of 512"),
         # A typo would run buffered I/O where O_DIRECT was meant; IOR itself refuses it.
         ("ior -t 1m -b 16m -w --posix.odirectt", r"unknown option --posix.odirectt \(did you mean --posix.odirect\?\)"),
