@@ -298,7 +298,7 @@ class GpfsSystem(FileSystem):
             f"{self.name}: {self.description}",
             f"  profile: {self.origin}",
             f"  clients: {self.client_count} x ({c.cores} cores, {format_bytes(c.memory_bytes)} RAM, "
-            f"{c.network.name} {c.network.bandwidth_Bps / 1e9:.3g} GB/s, "
+            f"{c.network.summary()}, "
             f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
             f"  page pool: {format_bytes(self.pagepool_bytes)} per node (write-behind); prefetch "
             f"{self.prefetch_threads} threads x {format_bytes(self.block_size_bytes)} blocks = "
@@ -308,8 +308,7 @@ class GpfsSystem(FileSystem):
             f"{meta.describe()}; {t.metadata_latency_s * 1e6:.3g} us per operation",
             f"  byte-range tokens: {self.token_managers} token manager(s), {self.token_latency_s * 1e6:.3g} us "
             f"per token request; 4 KiB sectors, grown upwards without a cap",
-            f"  NSD servers: {self.server_count} x ({self.server.network.name} "
-            f"{self.server.network.bandwidth_Bps / 1e9:.3g} GB/s, CPU {self.server.cpu_Bps / 1e9:.3g} GB/s, "
+            f"  NSD servers: {self.server_count} x ({self.server.network.summary()}, CPU {self.server.cpu_Bps / 1e9:.3g} GB/s, "
             f"{self.server.threads} NSD worker threads), {self.targets_per_server} NSD(s) each",
             f"  NSDs: {self.target_count} x {code} = {nsd.bandwidth_Bps('write') / 1e9:.3g}/"
             f"{nsd.bandwidth_Bps('read') / 1e9:.3g} GB/s write/read",

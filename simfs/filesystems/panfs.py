@@ -216,7 +216,7 @@ class PanfsSystem(FileSystem):
             f"{self.name}: {self.description}",
             f"  profile: {self.origin}",
             f"  clients: {self.client_count} x ({c.cores} cores, {format_bytes(c.memory_bytes)} RAM, "
-            f"{c.network.name} {c.network.bandwidth_Bps / 1e9:.3g} GB/s, "
+            f"{c.network.summary()}, "
             f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
             f"  fabric: blocking factor {self.fabric_blocking_factor:g}",
             f"  DirectorBlade: {self.metadata.describe()}",

@@ -39,6 +39,11 @@ class LinkSpec:
         if self.transport not in ("tcp", "rdma", "fc"):
             raise ValueError(f"transport: link {self.name!r}: expected tcp, rdma or fc, got {self.transport!r}")
 
+    def summary(self) -> str:
+        """``qdr-ib 3.2 GB/s (rdma, 1.3 us)``: the link as ``simfs show`` prints it (a
+        user-defined link without ``transport`` is RDMA, lossless: saying so here shows it)."""
+        return f"{self.name} {self.bandwidth_Bps / 1e9:.3g} GB/s ({self.transport}, {self.latency_s * 1e6:.3g} us)"
+
 
 #: Built-in link technologies.  A profile may override any of them in ``[networks.NAME]``.
 LINK_PRESETS: dict[str, LinkSpec] = {

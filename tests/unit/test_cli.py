@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import simfs
 from simfs.cli import main
 
 
@@ -194,6 +195,22 @@ def test_show_names_the_overrides_and_the_counts_they_scale(capsys):
     assert "(with --set oss.count=16)" in captured.out
     assert "OST: 32 x" in captured.out
     assert captured.err.strip() == "simfs: note: oss.count=16 scales oss servers 8 -> 16; ost targets 16 -> 32"
+
+
+def test_show_prints_each_links_transport_and_latency_and_the_metadata_slots(capsys, tmp_path):
+    # A user-defined network without ``transport`` is RDMA (lossless): show says so.
+    code, out, _ = run(capsys, "show", "crtdc-lfs3", "--set", "client.network=1gbe", "--set", "oss.network=10gbe")
+    assert code == 0
+    assert "1gbe 0.117 GB/s (tcp, 50 us)" in out and "10gbe 1.17 GB/s (tcp, 20 us)" in out
+    assert "1 modifying RPC(s) (max_mod_rpcs_in_flight), 8 other(s)" in out
+    profile = tmp_path / "own.toml"
+    source = (Path(simfs.__file__).parent / "systems" / "crtdc-lfs3.toml").read_text()
+    profile.write_text(
+        source.replace('network = "qdr-ib"', 'network = "my-net"', 1)
+        + '\n[networks.my-net]\nbandwidth_Bps = 2e9\nlatency_s = 5e-6\n'
+    )
+    code, out, _ = run(capsys, "show", str(profile))
+    assert code == 0 and "my-net 2 GB/s (rdma, 5 us)" in out
 
 
 def test_show_applies_lctl_and_refuses_experiment_settings(capsys, tmp_path):

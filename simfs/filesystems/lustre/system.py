@@ -154,7 +154,7 @@ class LustreSystem(FileSystem):
             f"{self.name}: {self.description}",
             f"  profile: {self.origin}",
             f"  clients: {self.client_count} x ({c.cores} cores, {format_bytes(c.memory_bytes)} RAM, "
-            f"{c.network.name} {c.network.bandwidth_Bps / 1e9:.3g} GB/s, "
+            f"{c.network.summary()}, "
             f"copy {c.copy_write_Bps / 1e9:.3g}/{c.copy_read_Bps / 1e9:.3g} GB/s per core write/read)",
             f"  fabric: blocking factor {self.fabric_blocking_factor:g}"
             + (
@@ -162,8 +162,9 @@ class LustreSystem(FileSystem):
                 if self.client_uplink_Bps
                 else ""
             ),
-            f"  MDS: {self.metadata.describe()}",
-            f"  OSS: {self.server_count} x ({self.server.network.name} {self.server.network.bandwidth_Bps / 1e9:.3g} GB/s, "
+            f"  MDS: {self.metadata.describe()}; per client in flight: {_slots(t.max_mod_rpcs_in_flight)} "
+            f"modifying RPC(s) (max_mod_rpcs_in_flight), {_slots(t.max_metadata_rpcs_in_flight)} other(s)",
+            f"  OSS: {self.server_count} x ({self.server.network.summary()}, "
             f"CPU {self.server.cpu_Bps / 1e9:.3g} GB/s, {self.server.threads} service threads), "
             f"{self.targets_per_server} OST(s) each",
             f"  OST: {self.target_count} x {self.target.level} of {self.target.disk_count} {drive_name(self.target.drive)} "
@@ -233,3 +234,8 @@ def _visits(profile: Profile, ost: RaidSet, io: ClientIo) -> dict[str, float]:
         "read_visit_bytes": profile.number("ost.hdd.read_visit_bytes", default, positive=True),
         "write_visit_bytes": profile.number("ost.hdd.write_visit_bytes", default, positive=True),
     }
+
+
+def _slots(limit: int) -> str:
+    """A per-client request limit as ``simfs show`` prints it (0 is no limit)."""
+    return str(limit) if limit else "no limit of"
