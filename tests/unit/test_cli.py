@@ -207,7 +207,7 @@ def test_show_prints_each_links_transport_and_latency_and_the_metadata_slots(cap
     source = (Path(simfs.__file__).parent / "systems" / "crtdc-lfs3.toml").read_text()
     profile.write_text(
         source.replace('network = "qdr-ib"', 'network = "my-net"', 1)
-        + '\n[networks.my-net]\nbandwidth_Bps = 2e9\nlatency_s = 5e-6\n'
+        + "\n[networks.my-net]\nbandwidth_Bps = 2e9\nlatency_s = 5e-6\n"
     )
     code, out, _ = run(capsys, "show", str(profile))
     assert code == 0 and "my-net 2 GB/s (rdma, 5 us)" in out
