@@ -145,7 +145,8 @@ def repeat(
 ) -> pd.DataFrame:
     """Simulate one configuration ``repeats`` times with seeds ``seed .. seed + repeats -
     1`` and return each phase's spread: one row per (iteration, phase) with the min, median
-    and max of ``agg_bw_Bps``, ``ops_per_s`` and ``time_s`` over the seeds (only the
+    and max of ``agg_bw_Bps``, ``ops_per_s`` and ``time_s`` (and an open-loop phase's
+    ``response_time_s``) over the seeds (only the
     profile's ``[variability]`` and the random choices of a run differ between seeds)."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise SimfsError(f"repeats: expected a positive integer, got {repeats!r}")
@@ -171,7 +172,9 @@ def spread(phases: pd.DataFrame, by: Iterable[str] = ()) -> pd.DataFrame:
     """Min, median and max over seeds of each phase's rates (``repeat``)."""
     keys = [*by, "iteration", "phase"]
     grouped = phases.groupby(keys, sort=False)
-    table = grouped[list(SPREAD_COLUMNS)].agg(["min", "median", "max"])
+    # A SPECsfs2008 run's response time is what it measures beside its load.
+    columns = [*SPREAD_COLUMNS, *(["response_time_s"] if "response_time_s" in phases else [])]
+    table = grouped[columns].agg(["min", "median", "max"])
     table.columns = [f"{column}_{stat}" for column, stat in table.columns]
     table.insert(0, "repeats", grouped.size())
     return table.reset_index()

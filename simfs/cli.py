@@ -570,8 +570,8 @@ def _simulate(args: argparse.Namespace) -> int:
     queues = {name: samples for name, samples in (result.request_queues or {}).items() if samples}
     if timelines and not fluid and not queues:
         raise SimfsError(
-            "--timeline: nothing to draw: this run moved no data as fluid flows and no request queued at the "
-            "metadata service"
+            "--timeline: nothing to draw: this run moved no data as fluid flows and no request queued for a "
+            "directory's lock (the request-level queues the timeline draws)"
         )
     for target in timelines:
         if target.suffix.lower() == ".csv":

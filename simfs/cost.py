@@ -100,6 +100,7 @@ def estimate(
     server_count: int = 1,
     node_copy_Bps: float = math.inf,
     node_link_Bps: float = math.inf,
+    metadata_latency_s: float = 0.0,
 ) -> Cost:
     """The cost of ``ranks`` ranks on ``nodes`` nodes running ``phases`` (PhaseSpec)
     ``iterations`` times on a system of ``components`` servers, targets and clients;
@@ -107,7 +108,8 @@ def estimate(
     ``stripe_count``: the targets a file is striped over; ``server_count``: the data
     servers (OSS) they sit on; ``node_copy_Bps`` and ``node_link_Bps``: what one client
     node's cores copy into its page cache and its link carries, bytes per second (the
-    writes a phase with a deadline can make before it)."""
+    writes a phase with a deadline can make before it); ``metadata_latency_s``: a metadata
+    request's round trip, which bounds how many an open-loop process makes (0: no bound)."""
     if stripe_count < 1 or server_count < 1:
         raise ValueError(f"stripe_count and server_count: expected at least 1, got {stripe_count} and {server_count}")
     if not (node_copy_Bps > 0 and node_link_Bps > 0):  # NaN fails too
@@ -120,8 +122,12 @@ def estimate(
     solve_seconds = 0.0
     for phase in phases:
         if phase.is_open_loop:
-            # One request per operation offered, warm-up included (SPECsfs2008).
-            metadata_requests += math.ceil(phase.load_per_s * (phase.warmup_s + phase.runtime_s))
+            # One request per operation offered, warm-up included (SPECsfs2008); a process
+            # has one in flight, so no more than one a round trip each.
+            offered = phase.load_per_s
+            if metadata_latency_s > 0:
+                offered = min(offered, ranks / metadata_latency_s)
+            metadata_requests += math.ceil(offered * (phase.warmup_s + phase.runtime_s))
             continue
         if phase.is_metadata:
             metadata_requests += ranks * phase.items_per_rank * _REQUESTS_PER_ITEM.get(phase.op, 1)

@@ -114,10 +114,6 @@ def _point(index: Any, row: pd.Series) -> Point:
         raise NotSimulated(f"tool {tool!r} is not modelled (simfs simulates {', '.join(sorted(SIMULATED_TOOLS))})")
     if row["metric"] not in SIMULATED_METRICS:
         raise NotSimulated(f"metric {row['metric']!r} is not simulated (expected {', '.join(SIMULATED_METRICS)})")
-    if tool not in OPEN_LOOP_METRICS.get(row["metric"], (tool,)):
-        raise NotSimulated(
-            f"metric {row['metric']!r} of {tool}: simfs simulates it for {', '.join(OPEN_LOOP_METRICS[row['metric']])} only"
-        )
     if not row["workload"]:
         raise NotSimulated("no workload command line (give one in the manifest)")
     try:
@@ -154,6 +150,12 @@ def make_point(
     uncertainty: float,
 ) -> Point:
     """A point from its parts; raises ``NotSimulated`` with the reason when it cannot be simulated."""
+    words = workload.split()
+    tool = words[0].rsplit("/", 1)[-1] if words else ""
+    if tool not in OPEN_LOOP_METRICS.get(metric, (tool,)):
+        raise NotSimulated(
+            f"metric {metric!r} of {tool}: simfs simulates it for {', '.join(OPEN_LOOP_METRICS[metric])} only"
+        )
     overrides = tuple(sorted((k, v) for k, v in settings.items() if "." in k))
     settings = {k: v for k, v in settings.items() if "." not in k}
     unknown = set(settings) - set(EXPERIMENT_KEYS)

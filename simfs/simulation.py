@@ -68,6 +68,7 @@ def estimate_cost(system: FileSystem, workload: WorkloadSpec, experiment: Experi
         "server_count": max(1, system.server_count),
         "node_copy_Bps": system.client.cores * system.client.copy_write_Bps,
         "node_link_Bps": system.client.network.bandwidth_Bps,
+        "metadata_latency_s": system.io.metadata_latency_s,
     }
     main = cost.estimate(
         experiment.ranks,
@@ -240,13 +241,13 @@ def _host_cpu_busy(
 ) -> dict[tuple[int, str], float]:
     """Per synchronised data phase, the shared host's cores busy from its barrier to the
     next (or to its last rank's end), as a share of them; empty without a shared host.
-    Metadata phases are left out: their requests use the cores through the metadata
-    service's own station, which this does not read."""
+    Metadata and open-loop phases are left out: their requests use the cores through the
+    metadata service's own station, which this does not read."""
     if fs.host_cpu is None or len(marks) < 2:
         return {}
     index = network.resources.index(fs.host_cpu)
     capacity = fs.host_cpu.capacity
-    metadata = {phase.label for phase in workload.phases if phase.is_metadata}
+    metadata = {phase.label for phase in workload.phases if phase.is_metadata or phase.is_open_loop}
     busy = {}
     for (start, served_before, key), (end, served_after, _) in zip(marks, marks[1:]):
         if key is not None and key[1] not in metadata and end > start:
@@ -625,8 +626,10 @@ class _Program:
         """A SPECsfs2008 load-generating process (:mod:`simfs.workloads.specsfs`): its
         operations' scheduled starts are a Poisson stream of its share of the load; each
         one waits for the previous answer (one in flight), then is one request of its
-        service class to the metadata service.  Operations started in the measured
-        interval (after the warm-up) are counted, with their response times."""
+        service class to the metadata service.  No operation starts after the measured
+        interval; those that end inside it (after the warm-up) are counted, with their
+        response times: past saturation an operation may take longer than the interval,
+        and one still in flight at its end would see a server others have left."""
         node = rank // self.experiment.ppn + self.node_offset
         rate = phase.load_per_s / self.experiment.ranks
         rng = np.random.default_rng((self.experiment.seed, rank + self.rank_offset, iteration))
@@ -636,8 +639,9 @@ class _Program:
         begin = self.env.now
         measured_from = begin + phase.warmup_s
         until = measured_from + phase.runtime_s
-        # Draws in chunks: one numpy call per operation would cost more than its request.
-        chunk = max(64, int(rate * (phase.warmup_s + phase.runtime_s) * 1.1) + 64)
+        # Draws in chunks: one numpy call per operation would cost more than its request,
+        # and a chunk for a whole run of a huge requested load would not fit in memory.
+        chunk = min(256, max(16, int(rate * (phase.warmup_s + phase.runtime_s) * 1.1) + 16))
         gaps = iter(())
         picks = iter(())
         scheduled = begin
@@ -660,7 +664,7 @@ class _Program:
                 break
             pick = next(picks)
             yield from metadata.request(node, classes[pick], tag)
-            if sent >= measured_from:
+            if measured_from <= self.env.now <= until:
                 ops += 1
                 response += self.env.now - sent
         if self.env.now < until:

@@ -204,8 +204,11 @@ def _plot(outcome: CaseOutcome, folder: Path) -> Path:
                 label=f"measured peak ({point.over.split('=')[0]} sweep)",
             )
         else:
-            ax.plot([i], [row.measured * scale], "s", color="black", label="measured")
-            ax.plot([i], [row.predicted * scale], "o", color="C0", label="simulated")
+            ax.plot([i], [row.measured * scale], "s", color="black", label="measured" if i == 0 else None)
+            ax.plot([i], [row.predicted * scale], "o", color="C0", label="simulated" if i == 0 else None)
+            # Points side by side, each named as in the table (not a numeric axis).
+            ax.set_xticks(range(i + 1), [str(r.point) for r in outcome.points.itertuples()][: i + 1], fontsize=7)
+            ax.set_xlim(-0.5, len(case.points) - 0.5)
     ax.set_ylabel(f"{case.phase} {case.metric} ({unit})")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)

@@ -46,6 +46,9 @@ MIN_WRITES_PER_RANK = 32
 SAMPLE_OPEN_LOOP_OPS = 60_000
 #: The warm-up simulated before an open-loop phase's sampled interval, seconds.
 OPEN_LOOP_WARMUP_S = 0.5
+#: The shortest sampled interval of an open-loop phase, seconds: past saturation the
+#: processes achieve less than the load asked, and the interval must outlast their waits.
+MIN_OPEN_LOOP_WINDOW_S = 1.0
 
 
 def steady_state_sample(
@@ -121,9 +124,10 @@ def _sample(phase: PhaseSpec, ranks: int, request_level_writes: bool) -> tuple[P
 
 def _open_loop_sample(phase: PhaseSpec) -> tuple[PhaseSpec, str]:
     """An open-loop phase (SPECsfs2008) on a sample: its response time is a steady
-    state's mean, which :data:`SAMPLE_OPEN_LOOP_OPS` operations after a warm-up of
-    :data:`OPEN_LOOP_WARMUP_S` measure (the requests have no state that grows over a run)."""
-    runtime = min(phase.runtime_s, SAMPLE_OPEN_LOOP_OPS / phase.load_per_s)
+    state's mean, which the time :data:`SAMPLE_OPEN_LOOP_OPS` operations are asked for in
+    (at least :data:`MIN_OPEN_LOOP_WINDOW_S`) after a warm-up of :data:`OPEN_LOOP_WARMUP_S`
+    measures (the requests have no state that grows over a run)."""
+    runtime = min(phase.runtime_s, max(SAMPLE_OPEN_LOOP_OPS / phase.load_per_s, MIN_OPEN_LOOP_WINDOW_S))
     warmup = min(phase.warmup_s, OPEN_LOOP_WARMUP_S)
     if runtime == phase.runtime_s and warmup == phase.warmup_s:
         return phase, ""

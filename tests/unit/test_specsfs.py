@@ -16,7 +16,12 @@ from simfs.predict import NotSimulated, _point
 from simfs.systems.profile import load_profile
 from simfs.workloads import parse_workload
 from simfs.workloads.specsfs import SERVICE_CLASS, SFS2008_MIX
-from simfs.workloads.steady_state import OPEN_LOOP_WARMUP_S, SAMPLE_OPEN_LOOP_OPS, steady_state_sample
+from simfs.workloads.steady_state import (
+    MIN_OPEN_LOOP_WINDOW_S,
+    OPEN_LOOP_WARMUP_S,
+    SAMPLE_OPEN_LOOP_OPS,
+    steady_state_sample,
+)
 
 SYSTEM = "panasas-as9"
 
@@ -72,6 +77,17 @@ def test_a_long_run_is_simulated_on_a_sample_that_says_so():
     )
     short = parse_workload("specsfs2008 --load 20000 --runtime 1 --warmup 0.1")
     assert steady_state_sample(short, 100, request_level_writes=False) == (short, ())
+    # A huge load still gets an interval its processes' waits fit in.
+    (huge,) = steady_state_sample(parse_workload("specsfs2008 --load 1e9"), 100, request_level_writes=False)[0].phases
+    assert huge.runtime_s == MIN_OPEN_LOOP_WINDOW_S
+
+
+def test_the_cost_of_a_huge_load_is_bounded_by_the_processes():
+    # One operation in flight a process: no more than one a round trip each, whatever the
+    # load asked (1e12 op/s was refused as "about 93 days").
+    (phase,) = parse_workload("specsfs2008 --load 1e12 --runtime 1 --warmup 0").phases
+    estimate = cost.estimate(1500, 10, [phase], 1, 100, False, metadata_latency_s=5e-4)
+    assert estimate.metadata_requests == 3_000_000
 
 
 def test_the_cost_counts_one_request_per_operation_offered():
@@ -116,6 +132,17 @@ def test_past_saturation_the_cores_carry_their_capacity_and_littles_law_holds():
     assert row["ops_per_s"] == pytest.approx(capacity, rel=0.03)
     assert row["ops_per_s"] * row["response_time_s"] == pytest.approx(200, rel=0.03)
     assert row["bottleneck"] == "director"
+
+
+def test_far_past_saturation_the_sample_still_measures_the_capacity_and_littles_law():
+    # 2,000 times the capacity asked: the measured interval is the shortest sample (1 s),
+    # longer than the processes' waits; operations are counted as they end in it, so the
+    # ones still waiting at its end do not see a server the others have left.
+    rates = {f"director.{op}_per_s": value for op, value in _director_rates(100.0).items()}
+    row = _run(5_000_000, 4, 50, runtime=300, warmup=300, overrides=rates)
+    capacity = _metadata_spec().cores / _mean_demand_s(1 / 100.0)
+    assert row["ops_per_s"] == pytest.approx(capacity, rel=0.05)
+    assert row["ops_per_s"] * row["response_time_s"] == pytest.approx(200, rel=0.05)
 
 
 def _director_rates(scale: float) -> dict[str, float]:
@@ -167,3 +194,34 @@ def test_a_mean_response_time_is_a_point_of_specsfs2008_only():
         _point(0, _row(tool="ior", workload="ior -t 1m -b 1g -w", phase="write"))
     with pytest.raises(NotSimulated, match="a mean at one load, not the peak of a sweep"):
         _point(0, _row(over="nodes=1,2"))
+
+
+def test_a_case_asking_a_response_time_of_another_tool_is_one_line_before_any_run(tmp_path):
+    from simfs.errors import SimfsError
+    from simfs.validate import find_cases, run_cases
+
+    case = tmp_path / "ior-clat.toml"
+    case.write_text(
+        '[case]\nname = "x"\nsystem = "crtdc-lfs3"\nworkload = "ior -w -t 1m -b 16m"\nphase = "write"\n'
+        'metric = "clat_mean"\nsplit = "held-out"\ntolerance = 0.25\nsource = "a test"\nsettings = { ppn = 1 }\n\n'
+        "[[points]]\nnodes = 2\nvalue = 0.001\n"
+    )
+    with pytest.raises(
+        SimfsError, match=r"points\[0\]: metric 'clat_mean' of ior: simfs simulates it for specsfs2008 only"
+    ):
+        run_cases(find_cases([case]))
+
+
+def test_repeats_give_the_spread_of_the_response_time():
+    table = simfs.repeat(SYSTEM, "specsfs2008 --load 2000 --runtime 2 --warmup 0.2", 3, nodes=2, ppn=10)
+    (row,) = table.to_dict("records")
+    assert row["repeats"] == 3
+    assert row["response_time_s_min"] <= row["response_time_s_median"] <= row["response_time_s_max"]
+    assert row["response_time_s_min"] < row["response_time_s_max"]  # three seeds, three arrival streams
+
+
+def test_a_shared_host_reads_no_busy_share_for_an_open_loop_phase():
+    # Its requests reach the host's cores through the metadata service, as mdtest's do.
+    result = simfs.simulate("testbed-moosefs", "specsfs2008 --load 300 --runtime 2 --warmup 0.2", nodes=2, ppn=2)
+    (row,) = result.phase_metrics()
+    assert math.isnan(row.get("host_cpu_busy", math.nan))
