@@ -37,7 +37,7 @@ from simfs.filesystems.core.locking import PAGE_BYTES
 from simfs.results import PhaseAttribution, RankRecord, Result
 from simfs.workloads import parse_workload
 from simfs.workloads.spec import PhaseSpec, WorkloadSpec, transfer_offsets
-from simfs.workloads.specsfs import SERVICE_CLASS, SFS2008_MIX
+from simfs.workloads.specsfs import draw_operations
 from simfs.workloads.steady_state import steady_state_sample
 
 
@@ -633,9 +633,6 @@ class _Program:
         node = rank // self.experiment.ppn + self.node_offset
         rate = phase.load_per_s / self.experiment.ranks
         rng = np.random.default_rng((self.experiment.seed, rank + self.rank_offset, iteration))
-        names = list(SFS2008_MIX)
-        weights = np.array([SFS2008_MIX[name] for name in names], dtype=float)
-        classes = [SERVICE_CLASS[name] for name in names]
         begin = self.env.now
         measured_from = begin + phase.warmup_s
         until = measured_from + phase.runtime_s
@@ -652,7 +649,7 @@ class _Program:
             gap = next(gaps, None)
             if gap is None:
                 gaps = iter(rng.exponential(1.0 / rate, chunk).tolist())
-                picks = iter(rng.choice(len(names), size=chunk, p=weights / weights.sum()).tolist())
+                picks = iter(draw_operations(rng, chunk))
                 gap = next(gaps)
             scheduled += gap
             if scheduled >= until:
@@ -662,8 +659,7 @@ class _Program:
             sent = self.env.now
             if sent >= until:
                 break
-            pick = next(picks)
-            yield from metadata.request(node, classes[pick], tag)
+            yield from metadata.request(node, next(picks), tag)
             if measured_from <= self.env.now <= until:
                 ops += 1
                 response += self.env.now - sent

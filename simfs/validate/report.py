@@ -189,6 +189,7 @@ def _plot(outcome: CaseOutcome, folder: Path) -> Path:
             ax.set_xscale("log", base=2)
             ax.set_xticks(xs, [str(x) for x in xs])
         ax.set_xlabel(outcome.curve_key)
+    side_by_side = 0  # points placed by their index, not on the curve's axis
     for i, row in enumerate(outcome.points.itertuples()):
         point = case.points[i]
         key = outcome.curve_key
@@ -206,9 +207,13 @@ def _plot(outcome: CaseOutcome, folder: Path) -> Path:
         else:
             ax.plot([i], [row.measured * scale], "s", color="black", label="measured" if i == 0 else None)
             ax.plot([i], [row.predicted * scale], "o", color="C0", label="simulated" if i == 0 else None)
-            # Points side by side, each named as in the table (not a numeric axis).
-            ax.set_xticks(range(i + 1), [str(r.point) for r in outcome.points.itertuples()][: i + 1], fontsize=7)
-            ax.set_xlim(-0.5, len(case.points) - 0.5)
+            side_by_side = i + 1
+    if side_by_side:
+        # Points side by side, each named as in the table (not a numeric axis).
+        ax.set_xticks(
+            range(side_by_side), [str(r.point) for r in outcome.points.itertuples()][:side_by_side], fontsize=7
+        )
+        ax.set_xlim(-0.5, len(case.points) - 0.5)
     ax.set_ylabel(f"{case.phase} {case.metric} ({unit})")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)

@@ -39,7 +39,9 @@ The simulator runs a sample of the warm-up and the measured interval
 
 from __future__ import annotations
 
-from simfs.errors import WorkloadError
+import numpy as np
+
+from simfs.errors import WorkloadError, check_finite
 from simfs.workloads.spec import OPEN_LOOP_OP, PhaseSpec, WorkloadSpec
 
 #: The SPECsfs2008 NFSv3 operation mix, percent (SPEC SFS 2008 User's Guide; quoted by
@@ -83,6 +85,8 @@ SERVICE_CLASS: dict[str, str] = {
 DEFAULT_RUNTIME_S = 300.0
 DEFAULT_WARMUP_S = 300.0
 _OPTIONS = {"--load": "OPS", "--runtime": "S", "--warmup": "S"}
+_CLASSES = tuple(SERVICE_CLASS[name] for name in SFS2008_MIX)
+_SHARES = np.array(list(SFS2008_MIX.values()), dtype=float) / sum(SFS2008_MIX.values())
 
 
 def parse_specsfs2008(args: list[str], command: str) -> WorkloadSpec:
@@ -125,8 +129,11 @@ def _number(name: str, text: str, *, allow_zero: bool = False) -> float:
     try:
         value = float(text)
     except ValueError:
-        value = float("nan")
-    if not (value == value and value != float("inf") and (value >= 0 if allow_zero else value > 0)):
-        expected = "a non-negative number" if allow_zero else "a positive number"
-        raise WorkloadError(f"specsfs2008: {name} {text}: expected {expected}")
-    return value
+        value = text  # check_finite names what was given
+    check_finite("specsfs2008", f"{name} {text}", value, 0, above=not allow_zero, error=WorkloadError)
+    return float(value)
+
+
+def draw_operations(rng: np.random.Generator, count: int) -> list[str]:
+    """``count`` operations drawn from :data:`SFS2008_MIX`, each as its service class."""
+    return [_CLASSES[pick] for pick in rng.choice(len(_CLASSES), size=count, p=_SHARES).tolist()]

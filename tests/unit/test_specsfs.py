@@ -53,11 +53,12 @@ def test_defaults_are_specsfs2008s_and_the_mix_sums_to_100():
     [
         ("specsfs2008", "--load OPS is required"),
         ("specsfs2008 --load", "--load needs a value"),
-        ("specsfs2008 --load many", "--load many: expected a positive number"),
-        ("specsfs2008 --load 0", "--load 0: expected a positive number"),
-        ("specsfs2008 --load nan", "--load nan: expected a positive number"),
-        ("specsfs2008 --load 100 --runtime 0", "--runtime 0: expected a positive number"),
-        ("specsfs2008 --load 100 --warmup -1", "--warmup -1: expected a non-negative number"),
+        ("specsfs2008 --load many", "--load many: expected a finite number greater than 0, got 'many'"),
+        ("specsfs2008 --load 0", "--load 0: expected a finite number greater than 0"),
+        ("specsfs2008 --load nan", "--load nan: expected a finite number greater than 0"),
+        ("specsfs2008 --load inf", "--load inf: expected a finite number greater than 0"),
+        ("specsfs2008 --load 100 --runtime 0", "--runtime 0: expected a finite number greater than 0"),
+        ("specsfs2008 --load 100 --warmup -1", "--warmup -1: expected a finite number of at least 0"),
         ("specsfs2008 --load 100 --procs 4", "unknown option '--procs'"),
     ],
 )
