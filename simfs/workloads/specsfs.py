@@ -39,10 +39,13 @@ The simulator runs a sample of the warm-up and the measured interval
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from simfs.errors import WorkloadError, check_finite
 from simfs.workloads.spec import OPEN_LOOP_OP, PhaseSpec, WorkloadSpec
+
+if TYPE_CHECKING:  # numpy stays out of `simfs show`, which parses no workload's draws
+    import numpy as np
 
 #: The SPECsfs2008 NFSv3 operation mix, percent (SPEC SFS 2008 User's Guide; quoted by
 #: M. Eisler, "More on SPEC SFS 2008", NetApp blog, April 2008).  COMMIT is not in it.
@@ -86,7 +89,7 @@ DEFAULT_RUNTIME_S = 300.0
 DEFAULT_WARMUP_S = 300.0
 _OPTIONS = {"--load": "OPS", "--runtime": "S", "--warmup": "S"}
 _CLASSES = tuple(SERVICE_CLASS[name] for name in SFS2008_MIX)
-_SHARES = np.array(list(SFS2008_MIX.values()), dtype=float) / sum(SFS2008_MIX.values())
+_SHARES = tuple(share / sum(SFS2008_MIX.values()) for share in SFS2008_MIX.values())
 
 
 def parse_specsfs2008(args: list[str], command: str) -> WorkloadSpec:
