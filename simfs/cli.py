@@ -343,11 +343,13 @@ def _parser() -> argparse.ArgumentParser:
             )
             sub.add_argument(
                 "--measured",
-                action="append",
+                action="extend",
+                nargs="+",
                 default=[],
                 metavar="CASE",
-                help="a validation case (TOML) of this workload: its measured values are printed and plotted "
-                "beside the prediction; repeatable",
+                help="validation cases (TOML) of this workload, or of the command lines it runs with the "
+                "values it names in braces: their measured values are printed and plotted beside the "
+                "prediction; repeatable",
             )
             sub.add_argument(
                 "--jobs",
@@ -639,7 +641,7 @@ def _simulate_io500(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from pandas.api.types import is_numeric_dtype as pd_numeric
 
-    from simfs.api import sweep, sweep_workloads, workload_names
+    from simfs.api import sweep, sweep_workloads
     from simfs.report.tables import mark_peaks, render_text, wide_table
 
     vary: dict[str, list[str]] = {}
@@ -652,17 +654,14 @@ def _sweep(args: argparse.Namespace) -> int:
         vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
     overrides = _overrides(args)
     sweep_workloads(args.workload, vary)  # fail on a bad command line before any work
-    if args.measured and workload_names(args.workload):
-        raise SimfsError(
-            "--measured: a validation case is of one command line, and this workload names values in "
-            "braces: sweep the case's own command line"
-        )
     plot_paths = _output_paths(args.plot, "--plot", (".csv", *FIGURE_SUFFIXES))
     measured, cases = [], []
     if args.measured:
-        from simfs.report.measured import load_measured
+        from simfs.report.measured import load_measured, setting_notes
 
-        measured, cases = load_measured(args.measured, args.workload, next(iter(vary)))
+        measured, cases = load_measured(args.measured, args.workload, vary)
+        for note in setting_notes(cases, args.system, vary, overrides):
+            print(f"simfs: note: {note}", file=sys.stderr)
     bar = None
     if not args.no_progress:
         from tqdm import tqdm

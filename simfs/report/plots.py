@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from simfs.report.files import save_figure  # noqa: E402
+from simfs.report.measured import PLOTTED_METRICS  # noqa: E402
 from simfs.report.tables import COLLAPSE_THRESHOLD, wide_table  # noqa: E402
 
 if TYPE_CHECKING:
@@ -78,19 +79,23 @@ def scaling_plot(
     title: str = "",
     measured: Sequence[Measured] = (),
 ) -> Path:
-    """Two panels (aggregate GB/s, per-node MB/s; for metadata workloads ops/s) against
-    ``keys[0]``; one line per phase and per combination of the other keys.
+    """Two panels (aggregate GB/s, per-node MB/s; for metadata workloads ops/s; for an
+    open-loop one, SPECsfs2008, the operations carried and the mean response time in ms)
+    against ``keys[0]``; one line per phase and per combination of the other keys.
 
     On each curve of three or more points the peak is marked (a star and its value), a
     fall of more than 10% after it is labelled with its size at the last point, and the
     bottleneck (with the mechanism that made it bind) is written where it changes along
     the curve.  ``measured`` values (:mod:`simfs.report.measured`) are drawn beside the
-    prediction: points as black diamonds, a curve's measured peak as a dashed line."""
+    prediction, each on its metric's panel (``PLOTTED_METRICS``): points as black-edged
+    diamonds, a curve's measured peak as a dashed line."""
     x_key, other = keys[0], list(keys[1:])
     table = scaling_plot_data(phases, keys)
     phase_names = list(dict.fromkeys(phases["phase"]))
-    # mdtest: rates in operations per second (its -w/-e data is incidental).
+    # mdtest: rates in operations per second (its -w/-e data is incidental); SPECsfs2008:
+    # the load carried and the mean response time, as its results are drawn.
     metadata = bool((phases["ops"] > 0).all())
+    open_loop = metadata and all(f"{phase} response ms" in table for phase in phase_names)
     fig, (ax_agg, ax_node) = plt.subplots(1, 2, figsize=(11, 4.2))
     groups = table.groupby(other, sort=False) if other else [((), table)]
     colors: dict[str, str] = {}
@@ -99,45 +104,44 @@ def scaling_plot(
         suffix = ", ".join(f"{k}={v}" for k, v in zip(other, values))
         for phase in phase_names:
             label = f"{phase} ({suffix})" if suffix else phase
-            aggregate, per_node = (
-                (f"{phase} ops/s", f"{phase} per-node ops/s")
-                if metadata
-                else (f"{phase} agg GB/s", f"{phase} per-node MB/s")
-            )
+            if open_loop:
+                aggregate, second = f"{phase} ops/s", f"{phase} response ms"
+            elif metadata:
+                aggregate, second = f"{phase} ops/s", f"{phase} per-node ops/s"
+            else:
+                aggregate, second = f"{phase} agg GB/s", f"{phase} per-node MB/s"
             line = ax_agg.plot(group[x_key], group[aggregate], marker="o", label=label)[0]
             colors.setdefault(phase, line.get_color())
-            ax_node.plot(group[x_key], group[per_node], marker="o", label=label)
+            ax_node.plot(group[x_key], group[second], marker="o", label=label)
             if not metadata:
                 _mark_curve(ax_agg, group, x_key, aggregate, f"{phase} bottleneck", line.get_color(), "GB/s")
-    scale = {"agg_bw": (ax_agg, 1e9), "per_node_bw": (ax_node, 1e6)}
-    shown: set[str] = set()
+    axes = (ax_agg, ax_node)
+    drawn: set[str] = set()
     for row in measured:
-        ax, unit = scale[row.metric]
+        panel = PLOTTED_METRICS[row.metric]
+        ax, value = axes[panel.index], row.value * panel.scale
         color = colors.get(row.phase, "black")
         if row.x is None:
             label = f"measured peak, {row.phase}"
-            ax.axhline(row.value_Bps / unit, color=color, linestyle="--", linewidth=1, label=label)
+            ax.axhline(value, color=color, linestyle="--", linewidth=1, label=label)
         else:
             label = f"measured, {row.phase}"
             ax.plot(
-                [row.x],
-                [row.value_Bps / unit],
-                "D",
-                color=color,
-                markeredgecolor="black",
-                label=None if label in shown else label,
+                [row.x], [value], "D", color=color, markeredgecolor="black", label=None if label in drawn else label
             )
-        shown.add(label)
+        drawn.add(label)
     numeric = pd.api.types.is_numeric_dtype(table[x_key])
-    labels = (
-        ("aggregate rate (ops/s)", "per-node rate (ops/s)")
-        if metadata
-        else ("aggregate bandwidth (GB/s)", "per-node bandwidth (MB/s)")
-    )
+    xs = set(table[x_key]) | ({row.x for row in measured if isinstance(row.x, (int, float))} if numeric else set())
+    if open_loop:
+        labels = ("operations carried (ops/s)", "mean response time (ms)")
+    elif metadata:
+        labels = ("aggregate rate (ops/s)", "per-node rate (ops/s)")
+    else:
+        labels = ("aggregate bandwidth (GB/s)", "per-node bandwidth (MB/s)")
     for ax, ylabel in zip((ax_agg, ax_node), labels):
-        if numeric and (table[x_key] > 0).all() and table[x_key].max() / table[x_key].min() >= 8:
+        if numeric and min(xs) > 0 and max(xs) / min(xs) >= 8:
             ax.set_xscale("log", base=2)
-            ax.set_xticks(sorted(set(table[x_key])), [str(v) for v in sorted(set(table[x_key]))])
+            ax.set_xticks(sorted(xs), [str(v) for v in sorted(xs)])
         ax.set_xlabel(x_key)
         ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)

@@ -10,7 +10,7 @@ import pytest
 
 import simfs
 from simfs.errors import SimfsError
-from simfs.report.measured import comparison, load_measured
+from simfs.report.measured import comparison, load_measured, setting_notes
 from simfs.report.plots import scaling_plot
 from simfs.report.tables import mark_peaks, wide_table
 
@@ -112,8 +112,8 @@ def test_a_plateau_is_not_marked_as_a_collapse():
 
 
 def test_measured_values_are_compared_and_plotted(lfs3_sweep, tmp_path):
-    measured, cases = load_measured([str(WRITE_CASE)], DD, "nodes")
-    assert [(m.phase, m.x, m.value_Bps) for m in measured] == [("write", None, 5.7e9)]
+    measured, cases = load_measured([str(WRITE_CASE)], DD, {"nodes": [1, 4, 8, 16, 64]})
+    assert [(m.phase, m.x, m.value) for m in measured] == [("write", None, 5.7e9)]
     text = comparison(lfs3_sweep, "nodes", measured, cases)
     predicted_peak = lfs3_sweep[lfs3_sweep["phase"] == "write"]["agg_bw_Bps"].max()
     assert f"measured peak 5.70 GB/s: predicted {predicted_peak / 5.7e9 - 1:+.1%}" in text
@@ -124,6 +124,84 @@ def test_measured_values_are_compared_and_plotted(lfs3_sweep, tmp_path):
 
 def test_a_case_of_another_workload_is_refused():
     with pytest.raises(SimfsError, match="the case measures"):
-        load_measured([str(WRITE_CASE)], "dd bs=1M count=10", "nodes")
+        load_measured([str(WRITE_CASE)], "dd bs=1M count=10", {"nodes": [1, 2]})
     with pytest.raises(SimfsError, match="varies ppn"):
-        load_measured([str(WRITE_CASE)], DD, "ppn")
+        load_measured([str(WRITE_CASE)], DD, {"ppn": [1, 2]})
+
+
+SPECSFS_CASES = [ROOT / "validation" / "panasas-as9" / f"specsfs-load-{load}.toml" for load in (39610, 7894)]
+LOAD_CURVE = "specsfs2008 --load {load}"
+
+
+def _load_curve(response_s: list[float]) -> pd.DataFrame:
+    """A predicted SPECsfs2008 curve, as a sweep over ``load`` returns it."""
+    loads = [7894, 39610, 77137]
+    return pd.DataFrame(
+        {
+            "load": loads,
+            "nodes": 10,
+            "phase": "nfs ops",
+            "ops": [4 * load for load in loads],
+            "bytes": 0,
+            "ops_per_s": [float(load) for load in loads],
+            "agg_bw_Bps": 0.0,
+            "per_node_bw_Bps": 0.0,
+            "response_time_s": response_s,
+            "bottleneck": "metadata-latency",
+            "bottleneck_mechanism": "",
+        }
+    )
+
+
+def test_cases_of_one_load_each_are_matched_to_a_sweep_over_the_load(tmp_path):
+    measured, cases = load_measured([str(path) for path in SPECSFS_CASES], LOAD_CURVE, {"load": [7894, 39610]})
+    assert sorted((m.x, m.value, m.metric) for m in measured) == [
+        (7894, 0.0008, "clat_mean"),
+        (39610, 0.0013, "clat_mean"),
+    ]
+    text = comparison(_load_curve([0.0008, 0.00065, 0.0009]), "load", measured, cases)
+    lines = text.splitlines()
+    # One summary for the curve the two cases measure, then their points along it.
+    assert lines[0] == "nfs ops: predicted 0.8 ms at load=7894 to 0.9 ms at load=77137"
+    assert lines[1].startswith("  measured 0.8 ms at load=7894: predicted +0.0% (case specsfs-load-7894, calibration")
+    assert lines[2].startswith("  measured 1.3 ms at load=39610: predicted -50.0% (case specsfs-load-39610, held-out")
+    assert len(lines) == 3
+    path = scaling_plot(_load_curve([0.0008, 0.00065, 0.0009]), ["load"], tmp_path / "load.png", measured=measured)
+    assert path.stat().st_size > 0
+
+
+def test_a_case_of_a_load_the_sweep_does_not_run_is_refused():
+    with pytest.raises(SimfsError, match=r"not any of the command lines .* runs with the --vary values"):
+        load_measured([str(SPECSFS_CASES[0])], LOAD_CURVE, {"load": [7894, 77137]})
+
+
+def test_where_the_other_keys_are_fixed_the_comparison_reads_that_curve():
+    curve = pd.concat([_load_curve([0.001, 0.001, 0.001]), _load_curve([0.002, 0.002, 0.002]).assign(nodes=20)])
+    measured, cases = load_measured([str(SPECSFS_CASES[1])], LOAD_CURVE, {"load": [7894], "nodes": [10, 20]})
+    assert measured[0].where == (("nodes", 10),)
+    text = comparison(curve, "load", measured, cases)
+    assert "nfs ops, nodes=10: predicted 1 ms" in text
+    assert "measured 0.8 ms at load=7894: predicted +25.0%" in text
+
+
+def test_a_metric_of_another_kind_of_phase_is_refused(tmp_path):
+    case = tmp_path / "mislabelled.toml"
+    case.write_text(
+        SPECSFS_CASES[1].read_text().replace('metric = "clat_mean"', 'metric = "ops_rate"'), encoding="utf-8"
+    )
+    with pytest.raises(SimfsError, match="metric 'ops_rate' is of a metadata phase; 'nfs ops' is an open-loop phase"):
+        load_measured([str(case)], LOAD_CURVE, {"load": [7894]})
+    with pytest.raises(SimfsError, match="metric 'rank_bw': a scaling plot shows"):
+        text = WRITE_CASE.read_text().replace('metric = "agg_bw"', 'metric = "rank_bw"')
+        (tmp_path / "rank.toml").write_text(text, encoding="utf-8")
+        load_measured([str(tmp_path / "rank.toml")], DD, {"nodes": [1]})
+
+
+def test_settings_a_case_measured_otherwise_are_noted():
+    _, cases = load_measured([str(SPECSFS_CASES[1])], LOAD_CURVE, {"load": [7894]})
+    notes = setting_notes(cases, "panasas-as9", {"load": [7894]}, {"ppn": "150"})
+    assert notes == [
+        f"{SPECSFS_CASES[1]}: measured on panasas-as9-fitted; the sweep runs panasas-as9",
+        f"{SPECSFS_CASES[1]}: measured with nodes=10; the sweep runs nodes=1",
+    ]
+    assert setting_notes(cases, "panasas-as9-fitted", {"load": [7894], "nodes": [10]}, {"ppn": 150}) == []
