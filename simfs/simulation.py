@@ -23,6 +23,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import simpy
@@ -219,13 +220,7 @@ def run(
         ),
         phase_modes={key: mode for each in programs for key, mode in each.modes.items()},
         timeline=network.timeline() if record_timeline else None,
-        resource_columns={
-            "resource": [r.name for r in network.resources],
-            "kind": [r.kind for r in network.resources],
-            "unit": [r.unit for r in network.resources],
-            "capacity_per_s": [r.capacity for r in network.resources],
-            "served": network.served_work(),
-        },
+        resource_columns=_resource_columns(network, fs),
         solves=network.stats.solves,
         request_counts=_request_counts(env, fs),
         notes=workload.notes + sample_notes,
@@ -234,6 +229,20 @@ def run(
         else None,
         host_cpu_busy=_host_cpu_busy(network, fs, workload, program.phase_marks),
     )
+
+
+def _resource_columns(network: FluidNetwork, fs: FileSystemInstance) -> dict[str, Any]:
+    """``Result.resource_usage``: the fluid resources, then the metadata service's cores,
+    a request-level station outside the network, with the core-seconds it served."""
+    resources = network.resources
+    cores = fs.metadata.cores
+    return {
+        "resource": [r.name for r in resources] + [cores.name],
+        "kind": [r.kind for r in resources] + [cores.kind],
+        "unit": [r.unit for r in resources] + ["core"],
+        "capacity_per_s": [r.capacity for r in resources] + [float(cores.servers)],
+        "served": np.append(network.served_work(), cores.busy_s),
+    }
 
 
 def _host_cpu_busy(

@@ -242,3 +242,17 @@ def test_modifying_slots_are_granted_in_the_kernels_order(limit, steps):
         env.run()
         assert granted_order == expected
         assert (service._mod_in_flight[0], service._close_in_flight[0]) == (in_flight, closes)
+
+
+def test_resource_usage_lists_the_metadata_cores_with_the_core_seconds_they_served():
+    # mdtest -F -C -T -r: every item a create and a close, a stat and a remove, each
+    # served for its demand on the service's cores (no variability in this profile).
+    system = simfs.load_system("crtdc-lfs3")
+    result = simfs.simulate("crtdc-lfs3", "mdtest -n 50 -F -C -T -r", nodes=2, ppn=2)
+    items = 2 * 2 * 50
+    demand = sum(system.metadata.demand_s(op) for op in ("create", "close", "stat", "remove"))
+    row = result.resource_usage.set_index("resource").loc["mds.cores"]
+    assert (row["kind"], row["unit"], row["capacity_per_s"]) == ("mds", "core", system.metadata.cores)
+    assert row["served"] == pytest.approx(items * demand, rel=1e-9)
+    # At most its cores' worth in each second of the run.
+    assert row["served"] <= row["capacity_per_s"] * result.phases["time_s"].sum() * (1 + 1e-9)
