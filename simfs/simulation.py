@@ -223,12 +223,30 @@ def run(
         resource_columns=_resource_columns(network, fs),
         solves=network.stats.solves,
         request_counts=_request_counts(env, fs),
-        notes=workload.notes + sample_notes,
+        notes=workload.notes + sample_notes + _unanswered_notes(workload, program.records),
         request_queues={f"{system.NAMES['metadata']}.dir-lock": fs.metadata.queue_samples()}
         if record_timeline
         else None,
         host_cpu_busy=_host_cpu_busy(network, fs, workload, program.phase_marks),
     )
+
+
+def _unanswered_notes(workload: WorkloadSpec, records: list[RankRecord]) -> tuple[str, ...]:
+    """A note for each open-loop phase in which no operation ended in the measured
+    interval: its rate is 0 and its response time undefined (NaN), not a measurement."""
+    ended: dict[tuple[int, str], int] = defaultdict(int)
+    for record in records:
+        ended[(record.iteration, record.phase)] += record.ops
+    notes = []
+    for phase in workload.phases:
+        if phase.is_open_loop and any(ops == 0 for (_, label), ops in ended.items() if label == phase.label):
+            asked = phase.load_per_s * phase.runtime_s
+            notes.append(
+                f"{phase.label}: no operation ended in the {phase.runtime_s:g} s measured interval "
+                f"({phase.load_per_s:g} op/s asks for {asked:.2g} in it): no response time to report; "
+                f"ask for more load or a longer --runtime"
+            )
+    return tuple(notes)
 
 
 def _resource_columns(network: FluidNetwork, fs: FileSystemInstance) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from simfs.workloads.spec import OPEN_LOOP_OP
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -55,7 +57,9 @@ def wide_rows(phases: Sequence[dict[str, Any]], keys: Sequence[str], units: str 
             sub = [row for row in group if row["phase"] == phase]
             if not sub:
                 continue
-            if all(row["ops"] > 0 for row in sub):  # a metadata phase: items per second, as mdtest reports
+            # A metadata phase: items per second, as mdtest reports; an open-loop one (its op
+            # "mix") shows its rate even when no operation ended in its interval.
+            if all(row["ops"] > 0 or row.get("op") == OPEN_LOOP_OP for row in sub):
                 out[f"{phase} ops/s"] = _mean(row["ops_per_s"] for row in sub)
                 out[f"{phase} per-node ops/s"] = _mean(row["ops_per_s"] / row["nodes"] for row in sub)
             responses = [row.get("response_time_s") for row in sub]

@@ -226,3 +226,17 @@ def test_a_shared_host_reads_no_busy_share_for_an_open_loop_phase():
     result = simfs.simulate("testbed-moosefs", "specsfs2008 --load 300 --runtime 2 --warmup 0.2", nodes=2, ppn=2)
     (row,) = result.phase_metrics()
     assert math.isnan(row.get("host_cpu_busy", math.nan))
+
+
+def test_a_load_too_light_to_answer_in_the_interval_says_so_and_shows_a_zero_rate():
+    from simfs.report.tables import wide_table
+
+    result = simfs.simulate("panasas-as9-fitted", "specsfs2008 --load 0.01 --runtime 1", nodes=1)
+    row = result.phases.iloc[0]
+    assert row["ops"] == 0 and math.isnan(row["response_time_s"])
+    assert any("no operation ended in the 1 s measured interval" in note for note in result.notes)
+    table = wide_table(result.phases, ["nodes"])
+    assert table.loc[0, "nfs ops ops/s"] == 0.0
+    # A load that is answered says nothing of the kind.
+    answered = simfs.simulate("panasas-as9-fitted", "specsfs2008 --load 100 --runtime 1", nodes=1)
+    assert not any("no operation ended" in note for note in answered.notes)
