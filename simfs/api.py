@@ -147,7 +147,8 @@ def repeat(
     1`` and return each phase's spread: one row per (iteration, phase) with the min, median
     and max of ``agg_bw_Bps``, ``ops_per_s`` and ``time_s`` (and an open-loop phase's
     ``response_time_s``) over the seeds (only the
-    profile's ``[variability]`` and the random choices of a run differ between seeds)."""
+    profile's ``[variability]`` and the random choices of a run differ between seeds).
+    The runs' notes are in ``attrs["notes"]``, each once."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise SimfsError(f"repeats: expected a positive integer, got {repeats!r}")
     experiment_overrides, profile_overrides = split_overrides(overrides)
@@ -159,13 +160,17 @@ def repeat(
     if not force:
         once = simulation.estimate_cost(built, spec, base)
         cost.check(replace(once, seconds=once.seconds * repeats))
-    frames = []
+    frames, notes = [], []
     for offset in range(repeats):
         experiment = Experiment.from_settings({**base.as_dict(), "seed": base.seed + offset})
-        frames.append(simulation.run(built, spec, experiment, force=True).phases)
+        result = simulation.run(built, spec, experiment, force=True)
+        frames.append(result.phases)
+        notes.extend(result.notes)
     import pandas as pd
 
-    return spread(pd.concat(frames, ignore_index=True))
+    table = spread(pd.concat(frames, ignore_index=True))
+    table.attrs["notes"] = tuple(dict.fromkeys(notes))
+    return table
 
 
 def spread(phases: pd.DataFrame, by: Iterable[str] = ()) -> pd.DataFrame:
@@ -205,6 +210,9 @@ def sweep(
     Dask cluster (``pip install 'simfs[dask]'``).  Either way the table is the serial
     one, row for row: every point is deterministic (its experiment's seed) and the
     rows are put back in the points' order.
+
+    The runs' notes (a sampled steady state, a phase with nothing to report) are in
+    ``attrs["notes"]``, each once, with the points it is of unless it is of all.
     """
     from simfs.parallel import check_jobs
 
@@ -270,10 +278,22 @@ def sweep(
 
     tasks = planned
     frames = map_ordered(run_point, tasks, jobs, scheduler, progress)
+    notes_at: dict[str, list[tuple]] = {}
     for frame, point in zip(frames, points):
+        for note in frame.attrs.pop("notes", ()):
+            notes_at.setdefault(note, []).append(point)
         for key, value in zip(keys, point):
             if key not in frame.columns:
                 frame.insert(0, key, value)
     import pandas as pd
 
-    return pd.concat(frames, ignore_index=True)
+    table = pd.concat(frames, ignore_index=True)
+    table.attrs["notes"] = tuple(_where_said(note, at, keys, len(points)) for note, at in notes_at.items())
+    return table
+
+
+def _where_said(note: str, points: list[tuple], keys: list[str], point_count: int) -> str:
+    """A sweep's note, with the points it is of unless it is of every one."""
+    if len(points) == point_count:
+        return note
+    return f"{note} ({'; '.join(', '.join(f'{k}={v}' for k, v in zip(keys, point)) for point in points)})"

@@ -13,7 +13,7 @@ import re
 import shlex
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -540,6 +540,7 @@ def _simulate(args: argparse.Namespace) -> int:
             print(render_text(table))
         else:
             _emit(table, args.format)
+        _print_notes(table.attrs.get("notes", ()))
         return 0
     timelines = _output_paths(args.timeline, "--timeline", (".csv", *FIGURE_SUFFIXES))
     from tqdm import tqdm
@@ -564,8 +565,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print(render_text(wide_rows(result.phase_rows(), ["nodes", "ppn"], units=args.units)))
     else:
         _emit(result.ranks if args.per_rank else result.phases, "csv" if args.format == "table" else args.format)
-    for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+    _print_notes(result.notes)
     # A run whose phases moved no fluid flows (mdtest, shared-file writes at request
     # level) has no network timeline: its request queues are what changes over time.
     fluid = result.timeline is not None and not result.timeline.empty
@@ -633,9 +633,13 @@ def _simulate_io500(args: argparse.Namespace) -> int:
             f"TOTAL {scores['total']:.6f}  (simulated: {experiment.nodes} nodes x {experiment.ppn} ppn)",
             flush=True,
         )
-    for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+    _print_notes(result.notes)
     return 0
+
+
+def _print_notes(notes: Iterable[str]) -> None:
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -699,6 +703,7 @@ def _sweep(args: argparse.Namespace) -> int:
             print(comparison(phases, keys[0], measured, cases))
     else:
         _emit(phases, args.format)
+    _print_notes(phases.attrs.get("notes", ()))
     for plot_path in plot_paths:
         if plot_path.suffix.lower() == ".csv":
             from simfs.report.files import write_frame

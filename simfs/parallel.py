@@ -41,10 +41,14 @@ def check_jobs(jobs: object, scheduler: object, where: str) -> int:
 
 
 def run_point(built: Any, spec: Any, experiment: Any) -> pd.DataFrame:
-    """One sweep point's phase table (the cost was checked for the whole sweep already)."""
+    """One sweep point's phase table (the cost was checked for the whole sweep already),
+    with the run's notes in its ``attrs["notes"]``."""
     from simfs import simulation
 
-    return simulation.run(built, spec, experiment, force=True).phases
+    result = simulation.run(built, spec, experiment, force=True)
+    phases = result.phases
+    phases.attrs["notes"] = tuple(result.notes)
+    return phases
 
 
 def map_ordered(

@@ -86,3 +86,30 @@ def test_an_unreachable_scheduler_is_one_line(monkeypatch, capsys):
     assert main([*argv, "--scheduler", "tcp://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err
     assert "--scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler" in err and err.count("\n") == 1
+
+
+def test_the_runs_notes_come_back_once_each_with_the_points_they_are_of(capsys):
+    # A SPECsfs2008 run is sampled: its note gives the interval simulated, which here
+    # depends on the load (the time 60,000 operations take, at least 1 s, at most 1.5 s).
+    workload = "specsfs2008 --load {load} --runtime 1.5 --warmup 1"
+    vary = {"load": [20_000, 100_000], "nodes": [1]}
+    serial = simfs.sweep("panasas-as9-fitted", workload, vary)
+    assert serial.attrs["notes"] == (
+        "nfs ops: an open-loop steady state: simulated 0.5 s of the 1 s warm-up and 1.5 s of the 1.5 s "
+        "measured interval (load=20000, nodes=1)",
+        "nfs ops: an open-loop steady state: simulated 0.5 s of the 1 s warm-up and 1 s of the 1.5 s "
+        "measured interval (load=100000, nodes=1)",
+    )
+    assert simfs.sweep("panasas-as9-fitted", workload, vary, jobs=2).attrs["notes"] == serial.attrs["notes"]
+    # A note of every point is said once, without them; so are a repeat's.
+    same = simfs.sweep("panasas-as9-fitted", workload, {"load": [100_000], "nodes": [1, 2]})
+    assert same.attrs["notes"] == (
+        "nfs ops: an open-loop steady state: simulated 0.5 s of the 1 s warm-up and 1 s of the 1.5 s measured interval",
+    )
+    assert (
+        simfs.repeat("panasas-as9-fitted", "specsfs2008 --load 100000 --runtime 1.5 --warmup 1", 2).attrs["notes"]
+        == same.attrs["notes"]
+    )
+    argv = ["sweep", "--system", "panasas-as9-fitted", "--workload", workload, "--vary", "load=20000,100000"]
+    assert main([*argv, "--no-progress"]) == 0
+    assert capsys.readouterr().err.count("note: nfs ops: an open-loop steady state") == 2
