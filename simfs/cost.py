@@ -24,7 +24,8 @@ against the clients it models", it is 0.7 to 1.6 times their CPU time):
 * **Metadata requests**, one by one through the metadata service: about 16 us each
   (mdtest ``-n 1000`` on 64 ranks: 256,000 requests in 4.1 s).  An operation of an
   open-loop SPECsfs2008 run is one (``panasas-as9-fitted`` at 77,137 op/s, 10 x 150
-  processes: 98,454 requests in 2.0 s, 20 us each).
+  processes: 115,814 requests in 2.6 s of CPU, 22 us each, on 2026-11-29 beside the
+  IO500 study; 5.3-6.4 s, 46-55 us, when that study ran on both cores of this VM).
 * **Request-level writes** (shared-file writes from several nodes through the lock
   manager): about 210 us each (IO500 ior-hard, 1,000 x 1,000 writes in 210 s on
   2026-11-28; 349 s, 350 us a write, before the engine work of issue 20).  A phase
