@@ -69,7 +69,7 @@ import pandas as pd
 from scipy.optimize import OptimizeResult, least_squares
 
 from simfs.calibrate.free import FreeParameter, declared_followers, declared_free_parameters, followed_values
-from simfs.errors import ProfileError, SimfsError, check_finite, check_whole
+from simfs.errors import ImplausibleValueWarning, ProfileError, SimfsError, check_finite, check_whole
 from simfs.filesystems import system_from_profile
 from simfs.ingest import fio
 from simfs.parallel import check_jobs, map_ordered
@@ -98,6 +98,28 @@ _SETTINGS = (
     "jobs",
     "scheduler",
 )
+
+
+def _warn_of_other_systems(measurements: pd.DataFrame, profile: Profile) -> None:
+    """Warn where measurements name another built-in system than the one fitted (a
+    folder of the wrong system is the likely mistake; a what-if fitted on purpose is
+    still fitted).  The column is free text elsewhere (a host's name, a site's label)."""
+    if "system" not in measurements:
+        return
+    from simfs.systems.profile import builtin_names
+
+    name = str(profile.data.get("system", {}).get("name", ""))
+    own = {name, name.removesuffix("-fitted")}
+    builtins = set(builtin_names())
+    named = measurements["system"].astype(str)
+    for other in sorted(set(named) & builtins - own - {f"{base}-fitted" for base in own}):
+        count = int((named == other).sum())
+        warnings.warn(
+            f"calibrate: {count} measurement{'s' * (count > 1)} name{'s' * (count == 1)} the system {other}; "
+            f"the profile fitted is {name}",
+            ImplausibleValueWarning,
+            stacklevel=3,
+        )
 
 
 class NotFittedError(SimfsError, AttributeError):
@@ -305,6 +327,7 @@ class ProfileCalibrator:
         # The profile as given is built once first: a mistake in it is then reported against
         # the file, not against the first trial's values (shown as --set overrides).
         system_from_profile(profile)
+        _warn_of_other_systems(measurements, profile)
         points, skipped = self._plan(measurements, profile)
         if not points:
             raise SimfsError(

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import tomllib
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ import pytest
 from simfs.calibrate import ProfileCalibrator
 from simfs.calibrate.calibrator import MIN_BOOTSTRAP, percentile_interval
 from simfs.cli import main
-from simfs.errors import SimfsError
+from simfs.errors import ImplausibleValueWarning, SimfsError
 from simfs.ingest import MAX_TEXT_BYTES
 from simfs.ingest.measurements import Measurement, to_frame
 from simfs.systems.profile import Profile
@@ -388,3 +389,25 @@ def test_the_fit_says_when_it_cannot_reach_some_training_points():
     conflicting.loc[1, "value"] = conflicting.loc[0, "value"]
     with pytest.warns(MisfitWarning, match=r"leaves [12] of 3 training points beyond their uncertainty"):
         ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=0).fit(conflicting)
+
+
+def test_measurements_of_another_built_in_system_are_warned_of():
+    # The fit stops at the impossible value after the check, so no fit runs here.
+    frame = synthetic(2e8, 1.2e8)
+    frame.loc[1, "value"] = -1.0
+    frame["system"] = ["crtdc-lfs3", "crtdc-lfs3", *["tiny"] * (len(frame) - 2)]
+    calibrator = ProfileCalibrator(Profile.from_text(PROFILE, "tiny.toml"), bootstrap=0)
+    with (
+        pytest.warns(
+            ImplausibleValueWarning,
+            match="calibrate: 2 measurements name the system crtdc-lfs3; the profile fitted is tiny",
+        ),
+        pytest.raises(SimfsError, match="expected a positive finite number"),
+    ):
+        calibrator.fit(frame)
+    # Its own name, its fitted twin's and free text (a host) are not.
+    frame["system"] = ["tiny-fitted", "cstor01n04", *["tiny"] * (len(frame) - 2)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ImplausibleValueWarning)
+        with pytest.raises(SimfsError, match="expected a positive finite number"):
+            calibrator.fit(frame)
