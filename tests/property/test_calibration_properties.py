@@ -251,12 +251,16 @@ def test_a_second_start_leaves_the_basin_where_another_limit_took_the_measuremen
         two = ProfileCalibrator(profile, free=free, bootstrap=0, scan_points=5, starts=2).fit(runs)
     # From the profile's values the scan raises the create rate first, and the creates (the
     # steadier, weightier row) are then matched by the close at a stat rate far below the
-    # measured stats.
+    # measured stats: more than twice the miss of the fit from two starts.  (Where the
+    # first search stops depends on the machine: below -70% on the Intel Xeon this test
+    # was written on, -66.9% on an AMD EPYC without AVX-512, the same with numpy 2.3 and
+    # 2.4 and scipy 1.16 and 1.17, so not the packages; numpy's AVX-512 exp and log are
+    # the likely difference.)
     one_errors = dict(zip(one.residuals_["phase"], one.residuals_["error_pct"]))
-    assert one.params_["mds.stat_per_s"] < 1e6 and one_errors["file_stat"] < -70
     # From near the upper bounds each rate takes its own measurement: the stats as far
     # as the clients allow (1 / 1.3 of the measured: -23%), the creates by the create rate.
     two_errors = dict(zip(two.residuals_["phase"], two.residuals_["error_pct"]))
+    assert one.params_["mds.stat_per_s"] < 1e6 and one_errors["file_stat"] < 2 * two_errors["file_stat"]
     profile_start, upper_start = "the profile's values", "every free parameter near its upper bound"
     assert list(two.starts_) == [profile_start, upper_start] and list(one.starts_) == [profile_start]
     assert two.starts_[upper_start] < two.starts_[profile_start] == pytest.approx(one.starts_[profile_start])
