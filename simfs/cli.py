@@ -637,6 +637,16 @@ def _simulate_io500(args: argparse.Namespace) -> int:
     return 0
 
 
+def _number_or_text(value: str) -> int | float | str:
+    """A --vary value as a number where it is one written plainly (``4``, ``0.01``), so that
+    an axis of them is numeric; anything else (``1m``, ``1e3``, ``true``) stays as given."""
+    if value.lstrip("-").isdigit():
+        return int(value)
+    if re.fullmatch(r"-?(\d+\.\d*|\.\d+)", value):
+        return float(value)
+    return value
+
+
 def _print_notes(notes: Iterable[str]) -> None:
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
@@ -655,17 +665,16 @@ def _sweep(args: argparse.Namespace) -> int:
             raise SimfsError(f"--vary {key}: expected one or more comma-separated values")
         if not all(items):
             raise SimfsError(f"--vary {key}={values}: an empty value in the list; expected values such as 1,2,4")
-        vary[key] = [int(v) if v.lstrip("-").isdigit() else v for v in items]
+        vary[key] = [_number_or_text(v) for v in items]
     overrides = _overrides(args)
     sweep_workloads(args.workload, vary)  # fail on a bad command line before any work
     plot_paths = _output_paths(args.plot, "--plot", (".csv", *FIGURE_SUFFIXES))
-    measured, cases = [], []
+    measured = None
     if args.measured:
-        from simfs.report.measured import load_measured, setting_notes
+        from simfs.report.measured import load_measured
 
-        measured, cases = load_measured(args.measured, args.workload, vary)
-        for note in setting_notes(cases, args.system, vary, overrides):
-            print(f"simfs: note: {note}", file=sys.stderr)
+        measured = load_measured(args.measured, args.workload, vary, system=args.system, fixed=overrides)
+        _print_notes(dict.fromkeys(measured.notes))
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -697,12 +706,16 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.format == "table":
         table = wide_table(phases, keys, units=args.units)
         print(render_text(mark_peaks(table, keys) if pd_numeric(table[keys[0]]) else table))
-        if cases:
-            from simfs.report.measured import comparison
-
-            print(comparison(phases, keys[0], measured, cases))
     else:
         _emit(phases, args.format)
+    if measured is not None:
+        from simfs.report.measured import comparison
+
+        # Beside a table, on standard output; beside CSV or JSON, on standard error, which
+        # leaves the data a program reads as it was.
+        text = comparison(phases, keys, measured)
+        if text:
+            print(text, file=sys.stdout if args.format == "table" else sys.stderr, flush=True)
     _print_notes(phases.attrs.get("notes", ()))
     for plot_path in plot_paths:
         if plot_path.suffix.lower() == ".csv":
@@ -715,7 +728,7 @@ def _sweep(args: argparse.Namespace) -> int:
         from simfs.report.plots import scaling_plot
 
         title = f"{args.system}: {args.workload}"
-        path = scaling_plot(phases, keys, plot_path, title=title, measured=measured)
+        path = scaling_plot(phases, keys, plot_path, title=title, measured=measured.rows if measured else ())
         print(f"plot written to {path}", file=sys.stderr)
     return 0
 

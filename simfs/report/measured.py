@@ -14,7 +14,7 @@ load curve, one case per requested load, is drawn by one sweep over ``load``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,7 +24,7 @@ from simfs.errors import SimfsError
 from simfs.predict import SIMULATED_METRICS
 from simfs.validate.case import ValidationCase, load_case
 from simfs.workloads import parse_workload
-from simfs.workloads.spec import PhaseSpec
+from simfs.workloads.spec import PhaseSpec, WorkloadSpec
 
 
 class Panel(NamedTuple):
@@ -46,7 +46,7 @@ PLOTTED_METRICS = {
     "ost_bw": Panel(0, 1e-9, "GB/s", ".2f", "data"),
     "per_node_bw": Panel(1, 1e-6, "MB/s", ".1f", "data"),
     "ops_rate": Panel(0, 1.0, "ops/s", ",.0f", "metadata"),
-    "clat_mean": Panel(1, 1e3, "ms", ".3g", "open-loop"),
+    "clat_mean": Panel(1, 1e3, "ms", ".3f", "open-loop"),
 }
 
 
@@ -59,9 +59,14 @@ def phase_kind(phase: PhaseSpec) -> str:
 
 
 def shown(value: float, metric: str) -> str:
-    """``value`` (SI) as a scaling plot shows ``metric``: ``5.70 GB/s``, ``0.8 ms``."""
+    """``value`` (SI) as a scaling plot shows ``metric``: ``5.70 GB/s``, ``0.800 ms``
+    (three significant digits where the format's would leave fewer: ``0.0112 GB/s``)."""
     panel = PLOTTED_METRICS[metric]
-    return f"{value * panel.scale:{panel.digits}} {panel.unit}"
+    scaled = value * panel.scale
+    digits = panel.digits
+    if digits.endswith("f") and 0 < abs(scaled) < 10 ** (1 - int(digits.strip(".,f"))):
+        digits = ".3g"  # two decimals of 0.0112 GB/s would leave one digit
+    return f"{scaled:{digits}} {panel.unit}"
 
 
 @dataclass(frozen=True)
@@ -80,29 +85,73 @@ class Measured:
     case: str = ""
 
 
+@dataclass(frozen=True)
+class MeasuredCases:
+    """What ``--measured`` puts beside a sweep: the measured values on it (``rows``), the
+    cases they come from, the cases whose stated shape (peak, collapse) the sweep spans
+    (``shaped``: their curve's key is the swept one and its values are all swept), and
+    notes on what was left out or measured otherwise."""
+
+    rows: list[Measured]
+    cases: list[ValidationCase]
+    shaped: frozenset[str]
+    notes: list[str]
+
+
+def _same_workload(swept: WorkloadSpec, measured: WorkloadSpec) -> bool:
+    """The same runs, however the command lines are spelt: phases and every option
+    (obdfilter-survey's ``thr`` is an option, not a phase)."""
+    return replace(swept, command="") == replace(measured, command="") and swept.options == measured.options
+
+
+def _curve_values(curve: str) -> tuple[str, list[str]]:
+    key, _, values = curve.partition("=")
+    return key.strip(), [value.strip() for value in values.split(",") if value.strip()]
+
+
 def load_measured(
-    paths: Sequence[str], workload: str, vary: Mapping[str, Sequence[Any]]
-) -> tuple[list[Measured], list[ValidationCase]]:
-    """The measured values of the cases at ``paths`` for a sweep of ``workload`` over
-    ``vary`` (its first key is the plot's x axis); a case of another workload, metric or
-    curve is refused."""
+    paths: Sequence[str],
+    workload: str,
+    vary: Mapping[str, Sequence[Any]],
+    *,
+    system: str = "",
+    fixed: Mapping[str, Any] | None = None,
+) -> MeasuredCases:
+    """The measured values of the cases at ``paths`` that are on a sweep of ``workload``
+    over ``vary`` (its first key is the plot's x axis) on ``system`` with the settings
+    ``fixed`` (``--nodes``, ``--ppn``, ``--set``: nodes and ppn are 1 where not given).
+
+    A case of another workload, metric or curve is refused.  A point measured where a
+    setting that differs between the case's points has another value than the sweep's
+    (a point at 8 nodes beside a sweep at 2) is left out with a note; a setting of the
+    whole case that the sweep runs otherwise (another system, ``ppn``, ``stripe_count``)
+    is noted, and its points kept: a what-if beside a measurement is a comparison a user
+    may mean."""
     from simfs.api import sweep_workloads, workload_names
 
+    fixed = dict(fixed or {})
     keys = list(vary)
     x_key = keys[0]
+    swept_values = {key: {str(value) for value in values} for key, values in vary.items()}
     names = workload_names(workload)
     swept = sweep_workloads(workload, {name: list(vary[name]) for name in names})
     rows: list[Measured] = []
-    cases = []
+    cases: list[ValidationCase] = []
+    shaped: set[str] = set()
+    notes: list[str] = []
+    seen: set[Path] = set()
     for text in paths:
         case = load_case(Path(text))
-        case_phases = parse_workload(case.workload).phases
-        matching = [values for values, spec in swept.items() if spec.phases == case_phases]
+        if case.path.resolve() in seen:
+            continue  # given twice: once is enough
+        seen.add(case.path.resolve())
+        case_spec = parse_workload(case.workload)
+        matching = [values for values, spec in swept.items() if _same_workload(spec, case_spec)]
         if not matching:
             runs = f"any of the command lines {workload!r} runs with the --vary values" if names else repr(workload)
             raise SimfsError(f"--measured {text}: the case measures {case.workload!r}, not {runs}")
         setting = dict(zip(names, matching[0]))
-        phases = {phase.label: phase for phase in case_phases}
+        phases = {phase.label: phase for phase in case_spec.phases}
         if case.phase not in phases:
             raise SimfsError(f"--measured {text}: phase {case.phase!r} is not a phase of {case.workload!r}")
         panel = PLOTTED_METRICS.get(case.metric)
@@ -116,57 +165,83 @@ def load_measured(
                 f"{case.phase!r} is {_A[phase_kind(phases[case.phase])]} phase"
             )
         cases.append(case)
-        for point in case.points:
-            known = {**case.settings, **point.settings, **setting}
-            where = tuple((key, known[key]) for key in keys[1:] if key in known)
-            if point.over:
-                if point.over.partition("=")[0].strip() != x_key:
-                    raise SimfsError(f"--measured {text}: its peak is over {point.over!r}, the sweep varies {x_key}")
-                label = point.note or "peak"
-                rows.append(
-                    Measured(case.phase, case.metric, None, point.value, label, case.source, where, str(case.path))
-                )
-            elif x_key in known:
-                x = known[x_key]
-                rows.append(
-                    Measured(case.phase, case.metric, x, point.value, point.note, case.source, where, str(case.path))
-                )
-    return rows, cases
-
-
-def setting_notes(
-    cases: Sequence[ValidationCase], system: str, vary: Mapping[str, Sequence[Any]], overrides: Mapping[str, Any]
-) -> list[str]:
-    """What the sweep runs otherwise than a case measured: another system, or a setting
-    the case gives (``ppn = 150``, ``stripe_count = 4``) that the sweep neither varies nor
-    sets to the same value (nodes and ppn are 1 where not given).  Notes, not errors: a
-    what-if beside a measurement is a comparison a user may mean."""
-    notes = []
-    for case in cases:
-        if case.system != system:
+        if system and case.system != system:
             notes.append(f"{case.path}: measured on {case.system}; the sweep runs {system}")
-        given = dict(case.settings)
-        for point in case.points:
-            given.update(point.settings)
-        for key, value in given.items():
-            if key in vary:
+        # Settings of the whole case (nodes and ppn 1 where it gives none), then those that
+        # differ between its points.
+        whole = {"nodes": 1, "ppn": 1, **case.settings}
+        per_point = {key for point in case.points for key in point.settings}
+        for key, value in whole.items():
+            if key in vary or key in per_point:
                 continue
-            ran = overrides.get(key, 1 if key in ("nodes", "ppn") else None)
+            ran = fixed.get(key, 1 if key in ("nodes", "ppn") else None)
             if ran is None:
                 notes.append(f"{case.path}: measured with {key}={value}; the sweep does not set {key}")
             elif str(ran) != str(value):
                 notes.append(f"{case.path}: measured with {key}={value}; the sweep runs {key}={ran}")
-    return notes
+        curve_key, curve_values = _curve_values(case.curve or next((p.over for p in case.points if p.over), ""))
+        if curve_key == x_key and curve_values and set(curve_values) <= swept_values[x_key]:
+            shaped.add(str(case.path))
+        elif case.expect_peak_at is not None or case.expect_collapse is not None or curve_key:
+            notes.append(
+                f"{case.path}: its curve is {case.curve or curve_key + '=' + ','.join(curve_values)}, "
+                f"the sweep's {x_key}={','.join(map(str, vary[x_key]))}: its peak and shape are not compared"
+            )
+        off: dict[str, list[str]] = {}
+        for point in case.points:
+            known = {**whole, **point.settings, **setting}
+            # A point at another value of a setting that the case varies, or of a swept
+            # key than the sweep runs, is not on this sweep.
+            # (One the sweep neither varies nor sets is not known to be the sweep's.)
+            away = [
+                f"{key}={value}"
+                for key, value in point.settings.items()
+                if key != x_key
+                and (
+                    str(value) not in swept_values[key]
+                    if key in vary
+                    else str(value) != str(fixed.get(key, 1 if key in ("nodes", "ppn") else None))
+                )
+            ]
+            if point.over:
+                if point.over.partition("=")[0].strip() != x_key:
+                    raise SimfsError(f"--measured {text}: its peak is over {point.over!r}, the sweep varies {x_key}")
+                if str(case.path) not in shaped:
+                    continue  # a peak over values the sweep does not run: noted above
+            elif x_key not in known:
+                continue
+            elif str(known[x_key]) not in swept_values[x_key]:
+                away.insert(0, f"{x_key}={known[x_key]}")
+            if away:
+                off.setdefault(", ".join(away), [])
+                continue
+            where = tuple((key, known[key]) for key in keys[1:] if key in known)
+            x = None if point.over else known[x_key]
+            label = point.note or ("peak" if point.over else "")
+            rows.append(Measured(case.phase, case.metric, x, point.value, label, case.source, where, str(case.path)))
+        if off:
+            notes.append(f"{case.path}: points not on this sweep left out ({'; '.join(off)})")
+    return MeasuredCases(rows, cases, frozenset(shaped), notes)
 
 
-def _curve(phases: pd.DataFrame, x_key: str, phase: str, metric: str, where: tuple[tuple[str, Any], ...]) -> pd.Series:
-    """The predicted ``metric`` of ``phase`` along ``x_key``, where the other keys are
-    ``where`` (averaged over those ``where`` does not fix)."""
+def _curve(
+    phases: pd.DataFrame, keys: Sequence[str], phase: str, metric: str, where: tuple[tuple[str, Any], ...]
+) -> tuple[pd.Series, list[str]]:
+    """The predicted ``metric`` of ``phase`` along ``keys[0]`` where the other keys are
+    ``where``, in the order of ``keys[0]``'s values; and the other keys it is averaged
+    over (those the sweep varies and ``where`` does not fix)."""
+    x_key = keys[0]
     selected = phases["phase"] == phase
     for key, value in where:
         if key in phases:
             selected &= phases[key] == value
-    return phases[selected].groupby(x_key, sort=True)[SIMULATED_METRICS[metric]].mean()
+    chosen = phases[selected]
+    fixed = {key for key, _ in where}
+    averaged = [key for key in keys[1:] if key not in fixed and key in chosen and chosen[key].nunique() > 1]
+    curve = chosen.groupby(x_key, sort=False)[SIMULATED_METRICS[metric]].mean()
+    if pd.api.types.is_numeric_dtype(chosen[x_key]):
+        curve = curve.sort_index()  # a text axis keeps the order the values were given in
+    return curve, averaged
 
 
 def _along_x(member: tuple[ValidationCase, list[Measured]]) -> tuple:
@@ -176,45 +251,54 @@ def _along_x(member: tuple[ValidationCase, list[Measured]]) -> tuple:
     return (0, x, "") if isinstance(x, (int, float)) else (1, 0, str(x))
 
 
-def comparison(phases: pd.DataFrame, x_key: str, measured: list[Measured], cases: list[ValidationCase]) -> str:
+def comparison(phases: pd.DataFrame, keys: Sequence[str], measured: MeasuredCases) -> str:
     """Lines comparing each measured value and stated shape with the predicted curve: a
     line per predicted curve (a phase and metric where the other keys have one setting),
-    then each case's points on it and what its source says of its shape.  A curve that
-    several cases measure (one per requested load) is summarised once."""
+    then each case's points on it and what its source says of its shape (where the
+    sweep spans its curve).  A curve that several cases measure (one per requested load)
+    is summarised once."""
+    x_key = keys[0]
     by_case: dict[str, list[Measured]] = {}
-    for row in measured:
+    for row in measured.rows:
         by_case.setdefault(row.case, []).append(row)
     curves: dict[tuple, list[tuple[ValidationCase, list[Measured]]]] = {}
-    for case in cases:
-        own = [row for row in by_case.get(str(case.path), []) if row.phase == case.phase]
+    for case in measured.cases:
+        own = by_case.get(str(case.path), [])
+        shaped = str(case.path) in measured.shaped
+        if not own and not shaped:
+            continue  # nothing of it on this sweep (the notes say why)
         where = own[0].where if own else ()
         curves.setdefault((case.phase, case.metric, where), []).append((case, own))
     lines = []
     for (phase, metric, where), members in curves.items():
-        curve = _curve(phases, x_key, phase, metric, where)
+        curve, averaged = _curve(phases, keys, phase, metric, where)
         if curve.empty:
             continue
         peak_x, peak = curve.idxmax(), float(curve.max())
         first, last = float(curve.iloc[0]), float(curve.iloc[-1])
         fall = last / peak - 1
         setting = "".join(f", {key}={value}" for key, value in where)
-        if metric == "clat_mean":  # a response time: no peak to speak of
+        mean = f" (mean over {', '.join(averaged)})" if averaged else ""
+        if metric == "clat_mean" or not pd.api.types.is_numeric_dtype(curve.index):
+            # A response time has no peak to speak of, nor has an axis of words.
             summary = (
                 f"predicted {shown(first, metric)} at {x_key}={curve.index[0]} to "
                 f"{shown(last, metric)} at {x_key}={curve.index[-1]}"
             )
+        elif peak_x == curve.index[-1]:
+            summary = f"predicted peak {shown(peak, metric)} at {x_key}={peak_x}, the last point"
         else:
             summary = (
                 f"predicted peak {shown(peak, metric)} at {x_key}={peak_x}, "
                 f"{fall:+.0%} from it at {x_key}={curve.index[-1]}"
             )
-        lines.append(f"{phase}{setting}: {summary}")
+        lines.append(f"{phase}{setting}: {summary}{mean}")
         for case, own in sorted(members, key=_along_x):
             fitted = "the profile was fitted to it" if case.split == "calibration" else "not used in the fit"
             said_of_case = []
             for row in own:
                 # A case's points at other settings of the other keys are on their own curves.
-                on = curve if row.where == where else _curve(phases, x_key, phase, metric, row.where)
+                on = curve if row.where == where else _curve(phases, keys, phase, metric, row.where)[0]
                 if row.x is None:
                     error = float(on.max()) / row.value - 1
                     said = f"measured peak {shown(row.value, metric)}"
@@ -224,16 +308,17 @@ def comparison(phases: pd.DataFrame, x_key: str, measured: list[Measured], cases
                 else:
                     continue
                 said_of_case.append(f"{said}: predicted {error:+.1%}")
-            if case.expect_peak_at is not None:
-                said_of_case.append(f"source: peak at {x_key}={case.expect_peak_at}; predicted at {x_key}={peak_x}")
-            if case.expect_collapse is not None:
-                said = "falls after its peak" if case.expect_collapse else "does not fall"
-                predicted = "falls" if fall < -0.10 else "does not fall"
-                said_of_case.append(f"source: the curve {said}; predicted: {predicted} ({fall:+.0%})")
+            if str(case.path) in measured.shaped:
+                if case.expect_peak_at is not None:
+                    said_of_case.append(f"source: peak at {x_key}={case.expect_peak_at}; predicted at {x_key}={peak_x}")
+                if case.expect_collapse is not None:
+                    said = "falls after its peak" if case.expect_collapse else "does not fall"
+                    predicted = "falls" if fall < -0.10 else "does not fall"
+                    said_of_case.append(f"source: the curve {said}; predicted: {predicted} ({fall:+.0%})")
             named = f"case {case.path.stem}, {case.split}: {fitted}"
             if len(said_of_case) == 1:
                 lines.append(f"  {said_of_case[0]} ({named})")
-            else:
+            elif said_of_case:
                 lines.append(f"  {named}")
                 lines.extend(f"    {line}" for line in said_of_case)
     return "\n".join(lines)

@@ -15,6 +15,7 @@ import pandas as pd  # noqa: E402
 from simfs.report.files import save_figure  # noqa: E402
 from simfs.report.measured import PLOTTED_METRICS  # noqa: E402
 from simfs.report.tables import COLLAPSE_THRESHOLD, wide_table  # noqa: E402
+from simfs.workloads.spec import OPEN_LOOP_OP  # noqa: E402
 
 if TYPE_CHECKING:
     from simfs.report.measured import Measured
@@ -94,11 +95,13 @@ def scaling_plot(
     phase_names = list(dict.fromkeys(phases["phase"]))
     # mdtest: rates in operations per second (its -w/-e data is incidental); SPECsfs2008:
     # the load carried and the mean response time, as its results are drawn.
-    metadata = bool((phases["ops"] > 0).all())
+    # (An open-loop point where no operation ended still has its op, "mix".)
+    opened = phases["op"] == OPEN_LOOP_OP if "op" in phases else False
+    metadata = bool(((phases["ops"] > 0) | opened).all())
     open_loop = metadata and all(f"{phase} response ms" in table for phase in phase_names)
     fig, (ax_agg, ax_node) = plt.subplots(1, 2, figsize=(11, 4.2))
     groups = table.groupby(other, sort=False) if other else [((), table)]
-    colors: dict[str, str] = {}
+    colors: dict[tuple[str, tuple], str] = {}
     for values, group in groups:
         values = values if isinstance(values, tuple) else (values,)
         suffix = ", ".join(f"{k}={v}" for k, v in zip(other, values))
@@ -111,7 +114,7 @@ def scaling_plot(
             else:
                 aggregate, second = f"{phase} agg GB/s", f"{phase} per-node MB/s"
             line = ax_agg.plot(group[x_key], group[aggregate], marker="o", label=label)[0]
-            colors.setdefault(phase, line.get_color())
+            colors[(phase, tuple(zip(other, values)))] = line.get_color()
             ax_node.plot(group[x_key], group[second], marker="o", label=label)
             if not metadata:
                 _mark_curve(ax_agg, group, x_key, aggregate, f"{phase} bottleneck", line.get_color(), "GB/s")
@@ -120,12 +123,20 @@ def scaling_plot(
     for row in measured:
         panel = PLOTTED_METRICS[row.metric]
         ax, value = axes[panel.index], row.value * panel.scale
-        color = colors.get(row.phase, "black")
+        # The colour of the curve it is measured on: the one whose other keys it fixes.
+        fixed = dict(row.where)
+        on = [
+            color
+            for (phase, setting), color in colors.items()
+            if phase == row.phase and all(fixed.get(key, value) == value for key, value in setting)
+        ]
+        color = on[0] if on else "black"
+        where = "".join(f", {key}={value}" for key, value in row.where)
         if row.x is None:
-            label = f"measured peak, {row.phase}"
+            label = f"measured peak, {row.phase}{where}"
             ax.axhline(value, color=color, linestyle="--", linewidth=1, label=label)
         else:
-            label = f"measured, {row.phase}"
+            label = f"measured, {row.phase}{where}"
             ax.plot(
                 [row.x], [value], "D", color=color, markeredgecolor="black", label=None if label in drawn else label
             )
@@ -144,7 +155,7 @@ def scaling_plot(
             ax.set_xticks(sorted(xs), [str(v) for v in sorted(xs)])
         ax.set_xlabel(x_key)
         ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.08)  # room above the highest point and marker
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     if title:

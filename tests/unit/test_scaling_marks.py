@@ -10,18 +10,19 @@ import pytest
 
 import simfs
 from simfs.errors import SimfsError
-from simfs.report.measured import comparison, load_measured, setting_notes
+from simfs.report.measured import comparison, load_measured
 from simfs.report.plots import scaling_plot
 from simfs.report.tables import mark_peaks, wide_table
 
 ROOT = Path(__file__).resolve().parents[2]
 DD = "dd bs=1024000 count=50000"
 WRITE_CASE = ROOT / "validation" / "crtdc-lfs3" / "lfs3-dd-nodes-write.toml"
+NODES = [1, 2, 4, 8, 16, 32, 64]  # the case's curve
 
 
 @pytest.fixture(scope="module")
 def lfs3_sweep() -> pd.DataFrame:
-    return simfs.sweep("crtdc-lfs3-fitted", DD, {"nodes": [1, 4, 8, 16, 64]}, overrides={"stripe_count": 4})
+    return simfs.sweep("crtdc-lfs3-fitted", DD, {"nodes": NODES}, overrides={"stripe_count": 4})
 
 
 def test_seek_thrashing_is_named_as_the_mechanism_behind_the_ost_bottleneck(lfs3_sweep):
@@ -112,14 +113,30 @@ def test_a_plateau_is_not_marked_as_a_collapse():
 
 
 def test_measured_values_are_compared_and_plotted(lfs3_sweep, tmp_path):
-    measured, cases = load_measured([str(WRITE_CASE)], DD, {"nodes": [1, 4, 8, 16, 64]})
-    assert [(m.phase, m.x, m.value) for m in measured] == [("write", None, 5.7e9)]
-    text = comparison(lfs3_sweep, "nodes", measured, cases)
+    measured = load_measured([str(WRITE_CASE)], DD, {"nodes": NODES}, fixed={"stripe_count": "4"})
+    assert [(m.phase, m.x, m.value) for m in measured.rows] == [("write", None, 5.7e9)]
+    assert measured.notes == []
+    text = comparison(lfs3_sweep, ["nodes"], measured)
     predicted_peak = lfs3_sweep[lfs3_sweep["phase"] == "write"]["agg_bw_Bps"].max()
     assert f"measured peak 5.70 GB/s: predicted {predicted_peak / 5.7e9 - 1:+.1%}" in text
     assert "the curve falls after its peak; predicted: falls" in text
-    path = scaling_plot(lfs3_sweep, ["nodes"], tmp_path / "lfs3.png", measured=measured)
+    path = scaling_plot(lfs3_sweep, ["nodes"], tmp_path / "lfs3.png", measured=measured.rows)
     assert path.stat().st_size > 0
+
+
+def test_a_sweep_over_part_of_a_cases_curve_gives_no_verdict_on_its_shape(lfs3_sweep):
+    part = lfs3_sweep[lfs3_sweep["nodes"] <= 8]
+    measured = load_measured([str(WRITE_CASE)], DD, {"nodes": [1, 2, 4, 8]}, fixed={"stripe_count": "4"})
+    assert measured.rows == [] and measured.shaped == frozenset()
+    assert measured.notes == [
+        f"{WRITE_CASE}: its curve is nodes=1,2,4,8,16,32,64, the sweep's nodes=1,2,4,8: its peak and shape are not compared"
+    ]
+    assert comparison(part, ["nodes"], measured) == ""
+
+
+def test_a_case_given_twice_counts_once():
+    measured = load_measured([str(WRITE_CASE), str(WRITE_CASE)], DD, {"nodes": NODES}, fixed={"stripe_count": "4"})
+    assert len(measured.cases) == 1 and len(measured.rows) == 1
 
 
 def test_a_case_of_another_workload_is_refused():
@@ -129,11 +146,22 @@ def test_a_case_of_another_workload_is_refused():
         load_measured([str(WRITE_CASE)], DD, {"ppn": [1, 2]})
 
 
+def test_cases_are_matched_on_the_whole_command_line_not_only_its_phases():
+    # obdfilter-survey's thr is an option of the run, not of its phases.
+    case = ROOT / "validation" / "xyratex-cs6000" / "cs6000-obdfilter-write.toml"
+    survey = "obdfilter-survey ost=4 sz=134217728K rsz=1024K obj=4 thr={thr}"
+    measured = load_measured([str(case)], survey, {"thr": [256, 1024]})
+    assert {row.x for row in measured.rows} == {1024}
+    with pytest.raises(SimfsError, match="the case measures"):
+        load_measured([str(case)], survey.replace("{thr}", "256"), {"nodes": [1]})
+
+
 SPECSFS_CASES = [ROOT / "validation" / "panasas-as9" / f"specsfs-load-{load}.toml" for load in (39610, 7894)]
 LOAD_CURVE = "specsfs2008 --load {load}"
+AS_MEASURED = {"nodes": "10", "ppn": "150"}
 
 
-def _load_curve(response_s: list[float]) -> pd.DataFrame:
+def _load_curve(response_s: list[float], ops: list[int] | None = None) -> pd.DataFrame:
     """A predicted SPECsfs2008 curve, as a sweep over ``load`` returns it."""
     loads = [7894, 39610, 77137]
     return pd.DataFrame(
@@ -141,7 +169,8 @@ def _load_curve(response_s: list[float]) -> pd.DataFrame:
             "load": loads,
             "nodes": 10,
             "phase": "nfs ops",
-            "ops": [4 * load for load in loads],
+            "op": "mix",
+            "ops": ops or [4 * load for load in loads],
             "bytes": 0,
             "ops_per_s": [float(load) for load in loads],
             "agg_bw_Bps": 0.0,
@@ -154,20 +183,25 @@ def _load_curve(response_s: list[float]) -> pd.DataFrame:
 
 
 def test_cases_of_one_load_each_are_matched_to_a_sweep_over_the_load(tmp_path):
-    measured, cases = load_measured([str(path) for path in SPECSFS_CASES], LOAD_CURVE, {"load": [7894, 39610]})
-    assert sorted((m.x, m.value, m.metric) for m in measured) == [
+    paths = [str(path) for path in SPECSFS_CASES]
+    measured = load_measured(paths, LOAD_CURVE, {"load": [7894, 39610]}, system="panasas-as9-fitted", fixed=AS_MEASURED)
+    assert measured.notes == []
+    assert sorted((m.x, m.value, m.metric) for m in measured.rows) == [
         (7894, 0.0008, "clat_mean"),
         (39610, 0.0013, "clat_mean"),
     ]
-    text = comparison(_load_curve([0.0008, 0.00065, 0.0009]), "load", measured, cases)
+    text = comparison(_load_curve([0.0008, 0.00065, 0.0009]), ["load"], measured)
     lines = text.splitlines()
     # One summary for the curve the two cases measure, then their points along it.
-    assert lines[0] == "nfs ops: predicted 0.8 ms at load=7894 to 0.9 ms at load=77137"
-    assert lines[1].startswith("  measured 0.8 ms at load=7894: predicted +0.0% (case specsfs-load-7894, calibration")
-    assert lines[2].startswith("  measured 1.3 ms at load=39610: predicted -50.0% (case specsfs-load-39610, held-out")
+    assert lines[0] == "nfs ops: predicted 0.800 ms at load=7894 to 0.900 ms at load=77137"
+    assert lines[1].startswith("  measured 0.800 ms at load=7894: predicted +0.0% (case specsfs-load-7894, calibration")
+    assert lines[2].startswith("  measured 1.300 ms at load=39610: predicted -50.0% (case specsfs-load-39610, held")
     assert len(lines) == 3
-    path = scaling_plot(_load_curve([0.0008, 0.00065, 0.0009]), ["load"], tmp_path / "load.png", measured=measured)
+    path = scaling_plot(_load_curve([0.0008, 0.00065, 0.0009]), ["load"], tmp_path / "load.png", measured=measured.rows)
     assert path.stat().st_size > 0
+    # A point where no operation ended (no response time) is drawn at 0 op/s, not refused.
+    silent = _load_curve([float("nan"), 0.00065, 0.0009], ops=[0, 4, 4])
+    assert scaling_plot(silent, ["load"], tmp_path / "silent.png", measured=measured.rows).stat().st_size > 0
 
 
 def test_a_case_of_a_load_the_sweep_does_not_run_is_refused():
@@ -177,11 +211,22 @@ def test_a_case_of_a_load_the_sweep_does_not_run_is_refused():
 
 def test_where_the_other_keys_are_fixed_the_comparison_reads_that_curve():
     curve = pd.concat([_load_curve([0.001, 0.001, 0.001]), _load_curve([0.002, 0.002, 0.002]).assign(nodes=20)])
-    measured, cases = load_measured([str(SPECSFS_CASES[1])], LOAD_CURVE, {"load": [7894], "nodes": [10, 20]})
-    assert measured[0].where == (("nodes", 10),)
-    text = comparison(curve, "load", measured, cases)
-    assert "nfs ops, nodes=10: predicted 1 ms" in text
-    assert "measured 0.8 ms at load=7894: predicted +25.0%" in text
+    vary = {"load": [7894], "nodes": [10, 20]}
+    measured = load_measured([str(SPECSFS_CASES[1])], LOAD_CURVE, vary, fixed={"ppn": "150"})
+    assert measured.rows[0].where == (("nodes", 10),)
+    text = comparison(curve, ["load", "nodes"], measured)
+    assert "nfs ops, nodes=10: predicted 1.000 ms" in text
+    assert "measured 0.800 ms at load=7894: predicted +25.0%" in text
+
+
+def test_points_at_other_settings_than_the_sweeps_are_left_out_with_a_note():
+    case = ROOT / "validation" / "archer-sonexion" / "archer-mdtest-sd-unlink-nodes.toml"
+    workload = "mdtest -n 64 -F -C -T -r -N 24"
+    measured = load_measured([str(case)], workload, {"ppn": [12, 24]}, fixed={"nodes": "2"})
+    # Only the point at 2 nodes is on a sweep of ppn at 2 nodes; its curve is over nodes.
+    assert [(row.x, row.value) for row in measured.rows] == [(24, 1571.0)]
+    assert any("points not on this sweep left out (nodes=4; nodes=8;" in note for note in measured.notes)
+    assert any("its peak and shape are not compared" in note for note in measured.notes)
 
 
 def test_a_metric_of_another_kind_of_phase_is_refused(tmp_path):
@@ -198,10 +243,11 @@ def test_a_metric_of_another_kind_of_phase_is_refused(tmp_path):
 
 
 def test_settings_a_case_measured_otherwise_are_noted():
-    _, cases = load_measured([str(SPECSFS_CASES[1])], LOAD_CURVE, {"load": [7894]})
-    notes = setting_notes(cases, "panasas-as9", {"load": [7894]}, {"ppn": "150"})
-    assert notes == [
+    measured = load_measured(
+        [str(SPECSFS_CASES[1])], LOAD_CURVE, {"load": [7894]}, system="panasas-as9", fixed={"nodes": "10"}
+    )
+    assert measured.notes == [
         f"{SPECSFS_CASES[1]}: measured on panasas-as9-fitted; the sweep runs panasas-as9",
-        f"{SPECSFS_CASES[1]}: measured with nodes=10; the sweep runs nodes=1",
+        f"{SPECSFS_CASES[1]}: measured with ppn=150; the sweep runs ppn=1",
     ]
-    assert setting_notes(cases, "panasas-as9-fitted", {"load": [7894], "nodes": [10]}, {"ppn": 150}) == []
+    assert len(measured.rows) == 1  # a what-if beside the measurement: kept
