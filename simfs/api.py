@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -148,7 +149,8 @@ def repeat(
     and max of ``agg_bw_Bps``, ``ops_per_s`` and ``time_s`` (and an open-loop phase's
     ``response_time_s``) over the seeds (only the
     profile's ``[variability]`` and the random choices of a run differ between seeds).
-    The runs' notes are in ``attrs["notes"]``, each once."""
+    The runs' notes are in ``attrs["notes"]``, each once, with how many of the repeats
+    it is of unless it is of all."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise SimfsError(f"repeats: expected a positive integer, got {repeats!r}")
     experiment_overrides, profile_overrides = split_overrides(overrides)
@@ -169,7 +171,10 @@ def repeat(
     import pandas as pd
 
     table = spread(pd.concat(frames, ignore_index=True))
-    table.attrs["notes"] = tuple(dict.fromkeys(notes))
+    counts = Counter(notes)
+    table.attrs["notes"] = tuple(
+        note if count == repeats else f"{note} (in {count} of {repeats} repeats)" for note, count in counts.items()
+    )
     return table
 
 

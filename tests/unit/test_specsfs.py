@@ -240,3 +240,18 @@ def test_a_load_too_light_to_answer_in_the_interval_says_so_and_shows_a_zero_rat
     # A load that is answered says nothing of the kind.
     answered = simfs.simulate("panasas-as9-fitted", "specsfs2008 --load 100 --runtime 1", nodes=1)
     assert not any("no operation ended" in note for note in answered.notes)
+
+
+def test_repeats_print_response_times_in_ms_and_say_how_many_runs_a_note_is_of(capsys):
+    from simfs.cli import main
+
+    argv = ["simulate", "--system", "panasas-as9-fitted", "--workload", "specsfs2008 --load 0.3 --runtime 2"]
+    assert main([*argv, "--nodes", "1", "--repeats", "6"]) == 0
+    captured = capsys.readouterr()
+    header, row = captured.out.splitlines()[:2]
+    columns = dict(zip(header.split(), row.split()))
+    table = simfs.repeat("panasas-as9-fitted", "specsfs2008 --load 0.3 --runtime 2", 6)
+    assert float(columns["response_ms_median"]) == pytest.approx(table["response_time_s_median"][0] * 1e3, abs=5e-4)
+    seen = table.attrs["notes"][-1]
+    assert seen.startswith("nfs ops: no operation ended in the 2 s measured interval")
+    assert seen.endswith("repeats)") and f"note: {seen}" in captured.err
