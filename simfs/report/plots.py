@@ -126,9 +126,9 @@ def scaling_plot(
         # The colour of the curve it is measured on: the one whose other keys it fixes.
         fixed = dict(row.where)
         on = [
-            color
-            for (phase, setting), color in colors.items()
-            if phase == row.phase and all(fixed.get(key, value) == value for key, value in setting)
+            curve_color
+            for (phase, setting), curve_color in colors.items()
+            if phase == row.phase and all(fixed.get(key, curve_value) == curve_value for key, curve_value in setting)
         ]
         color = on[0] if on else "black"
         where = "".join(f", {key}={value}" for key, value in row.where)
