@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from simfs.errors import SimfsError
+from simfs.experiment import Experiment
 from simfs.predict import SIMULATED_METRICS
 from simfs.validate.case import ValidationCase, load_case
 from simfs.workloads import parse_workload
@@ -49,6 +50,9 @@ PLOTTED_METRICS = {
     "clat_mean": Panel(1, 1e3, "ms", ".3f", "open-loop"),
 }
 
+
+#: Settings every run has, at the values a run takes where nothing sets them.
+_EXPERIMENT_DEFAULTS = {name: getattr(Experiment, name) for name in ("nodes", "ppn")}
 
 _A = {"data": "a data", "metadata": "a metadata", "open-loop": "an open-loop"}
 
@@ -79,8 +83,6 @@ class Measured:
     metric: str
     x: object
     value: float
-    label: str
-    source: str
     where: tuple[tuple[str, Any], ...] = ()
     case: str = ""
 
@@ -129,7 +131,8 @@ def load_measured(
     may mean."""
     from simfs.api import sweep_workloads, workload_names
 
-    fixed = dict(fixed or {})
+    # What the sweep runs where it sets nothing: the experiment's own defaults.
+    fixed = {**_EXPERIMENT_DEFAULTS, **(fixed or {})}
     keys = list(vary)
     x_key = keys[0]
     swept_values = {key: {str(value) for value in values} for key, values in vary.items()}
@@ -169,12 +172,12 @@ def load_measured(
             notes.append(f"{case.path}: measured on {case.system}; the sweep runs {system}")
         # Settings of the whole case (nodes and ppn 1 where it gives none), then those that
         # differ between its points.
-        whole = {"nodes": 1, "ppn": 1, **case.settings}
+        whole = {**_EXPERIMENT_DEFAULTS, **case.settings}
         per_point = {key for point in case.points for key in point.settings}
         for key, value in whole.items():
             if key in vary or key in per_point:
                 continue
-            ran = fixed.get(key, 1 if key in ("nodes", "ppn") else None)
+            ran = fixed.get(key)
             if ran is None:
                 notes.append(f"{case.path}: measured with {key}={value}; the sweep does not set {key}")
             elif str(ran) != str(value):
@@ -187,7 +190,7 @@ def load_measured(
                 f"{case.path}: its curve is {case.curve or curve_key + '=' + ','.join(curve_values)}, "
                 f"the sweep's {x_key}={','.join(map(str, vary[x_key]))}: its peak and shape are not compared"
             )
-        off: dict[str, list[str]] = {}
+        off: list[str] = []
         for point in case.points:
             known = {**whole, **point.settings, **setting}
             # A point at another value of a setting that the case varies, or of a swept
@@ -197,11 +200,7 @@ def load_measured(
                 f"{key}={value}"
                 for key, value in point.settings.items()
                 if key != x_key
-                and (
-                    str(value) not in swept_values[key]
-                    if key in vary
-                    else str(value) != str(fixed.get(key, 1 if key in ("nodes", "ppn") else None))
-                )
+                and (str(value) not in swept_values[key] if key in vary else str(value) != str(fixed.get(key)))
             ]
             if point.over:
                 if point.over.partition("=")[0].strip() != x_key:
@@ -213,14 +212,13 @@ def load_measured(
             elif str(known[x_key]) not in swept_values[x_key]:
                 away.insert(0, f"{x_key}={known[x_key]}")
             if away:
-                off.setdefault(", ".join(away), [])
+                off.append(", ".join(away))
                 continue
             where = tuple((key, known[key]) for key in keys[1:] if key in known)
             x = None if point.over else known[x_key]
-            label = point.note or ("peak" if point.over else "")
-            rows.append(Measured(case.phase, case.metric, x, point.value, label, case.source, where, str(case.path)))
+            rows.append(Measured(case.phase, case.metric, x, point.value, where, str(case.path)))
         if off:
-            notes.append(f"{case.path}: points not on this sweep left out ({'; '.join(off)})")
+            notes.append(f"{case.path}: points not on this sweep left out ({'; '.join(dict.fromkeys(off))})")
     return MeasuredCases(rows, cases, frozenset(shaped), notes)
 
 

@@ -15,7 +15,6 @@ import pandas as pd  # noqa: E402
 from simfs.report.files import save_figure  # noqa: E402
 from simfs.report.measured import PLOTTED_METRICS  # noqa: E402
 from simfs.report.tables import COLLAPSE_THRESHOLD, wide_table  # noqa: E402
-from simfs.workloads.spec import OPEN_LOOP_OP  # noqa: E402
 
 if TYPE_CHECKING:
     from simfs.report.measured import Measured
@@ -94,10 +93,9 @@ def scaling_plot(
     table = scaling_plot_data(phases, keys)
     phase_names = list(dict.fromkeys(phases["phase"]))
     # mdtest: rates in operations per second (its -w/-e data is incidental); SPECsfs2008:
-    # the load carried and the mean response time, as its results are drawn.
-    # (An open-loop point where no operation ended still has its op, "mix".)
-    opened = phases["op"] == OPEN_LOOP_OP if "op" in phases else False
-    metadata = bool(((phases["ops"] > 0) | opened).all())
+    # the load carried and the mean response time, as its results are drawn.  Which a
+    # phase is, the table has decided (simfs.report.tables.wide_rows).
+    metadata = all(f"{phase} ops/s" in table for phase in phase_names)
     open_loop = metadata and all(f"{phase} response ms" in table for phase in phase_names)
     fig, (ax_agg, ax_node) = plt.subplots(1, 2, figsize=(11, 4.2))
     groups = table.groupby(other, sort=False) if other else [((), table)]
