@@ -678,7 +678,6 @@ def _sweep(args: argparse.Namespace) -> int:
         from simfs.report.measured import load_measured
 
         measured = load_measured(args.measured, args.workload, vary, system=args.system, fixed=overrides)
-        _print_notes(dict.fromkeys(measured.notes))
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -717,10 +716,12 @@ def _sweep(args: argparse.Namespace) -> int:
 
         # Beside a table, on standard output; beside CSV or JSON, on standard error, which
         # leaves the data a program reads as it was.
-        text = comparison(phases, keys, measured)
+        text = comparison(phases, keys, measured, units=args.units)
         if text:
             print(text, file=sys.stdout if args.format == "table" else sys.stderr, flush=True)
-    _print_notes(phases.attrs.get("notes", ()))
+    # After the table and its comparison, which they qualify: the measured points left
+    # out, then what the runs said.
+    _print_notes(dict.fromkeys([*(measured.notes if measured else ()), *phases.attrs.get("notes", ())]))
     for plot_path in plot_paths:
         if plot_path.suffix.lower() == ".csv":
             from simfs.report.files import write_frame

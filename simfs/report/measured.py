@@ -62,15 +62,30 @@ def phase_kind(phase: PhaseSpec) -> str:
     return "open-loop" if phase.is_open_loop else "metadata" if phase.is_metadata else "data"
 
 
-def shown(value: float, metric: str) -> str:
+def shown(value: float, metric: str, units: str = "decimal") -> str:
     """``value`` (SI) as a scaling plot shows ``metric``: ``5.70 GB/s``, ``0.800 ms``
-    (three significant digits where the format's would leave fewer: ``0.0112 GB/s``)."""
+    (three significant digits where the format's would leave fewer: ``0.0112 GB/s``).
+    ``units`` (one of :data:`simfs.report.tables.UNITS`) gives a bandwidth in the units
+    the sweep's table prints it in."""
+    from simfs.report.tables import UNITS
+
     panel = PLOTTED_METRICS[metric]
-    scaled = value * panel.scale
+    scale, unit = panel.scale, panel.unit
+    if panel.kind == "data":
+        unit, size = UNITS[units][panel.index]
+        scale = 1 / size
+    scaled = value * scale
     digits = panel.digits
     if digits.endswith("f") and 0 < abs(scaled) < 10 ** (1 - int(digits.strip(".,f"))):
         digits = ".3g"  # two decimals of 0.0112 GB/s would leave one digit
-    return f"{scaled:{digits}} {panel.unit}"
+    return f"{scaled:{digits}} {unit}"
+
+
+def signed_percent(fraction: float, decimals: int) -> str:
+    """``fraction`` as a signed percentage, ``+4.2%``; one that rounds to nothing is
+    ``0%`` or ``0.0%``, not ``-0.0%``."""
+    text = f"{fraction:+.{decimals}%}"
+    return text[1:] if float(text[1:-1]) == 0 else text
 
 
 @dataclass(frozen=True)
@@ -144,7 +159,11 @@ def load_measured(
     notes: list[str] = []
     seen: set[Path] = set()
     for text in paths:
-        case = load_case(Path(text))
+        try:
+            case = load_case(Path(text))
+        except SimfsError as exc:
+            # Name the option as the other refusals of a case do: "--measured FILE: ...".
+            raise SimfsError(f"--measured {exc}") from None
         if case.path.resolve() in seen:
             continue  # given twice: once is enough
         seen.add(case.path.resolve())
@@ -249,12 +268,12 @@ def _along_x(member: tuple[ValidationCase, list[Measured]]) -> tuple:
     return (0, x, "") if isinstance(x, (int, float)) else (1, 0, str(x))
 
 
-def comparison(phases: pd.DataFrame, keys: Sequence[str], measured: MeasuredCases) -> str:
+def comparison(phases: pd.DataFrame, keys: Sequence[str], measured: MeasuredCases, units: str = "decimal") -> str:
     """Lines comparing each measured value and stated shape with the predicted curve: a
     line per predicted curve (a phase and metric where the other keys have one setting),
     then each case's points on it and what its source says of its shape (where the
     sweep spans its curve).  A curve that several cases measure (one per requested load)
-    is summarised once."""
+    is summarised once.  Bandwidths are in ``units``, as the sweep's table prints them."""
     x_key = keys[0]
     by_case: dict[str, list[Measured]] = {}
     for row in measured.rows:
@@ -280,15 +299,15 @@ def comparison(phases: pd.DataFrame, keys: Sequence[str], measured: MeasuredCase
         if metric == "clat_mean" or not pd.api.types.is_numeric_dtype(curve.index):
             # A response time has no peak to speak of, nor has an axis of words.
             summary = (
-                f"predicted {shown(first, metric)} at {x_key}={curve.index[0]} to "
-                f"{shown(last, metric)} at {x_key}={curve.index[-1]}"
+                f"predicted {shown(first, metric, units)} at {x_key}={curve.index[0]} to "
+                f"{shown(last, metric, units)} at {x_key}={curve.index[-1]}"
             )
         elif peak_x == curve.index[-1]:
-            summary = f"predicted peak {shown(peak, metric)} at {x_key}={peak_x}, the last point"
+            summary = f"predicted peak {shown(peak, metric, units)} at {x_key}={peak_x}, the last point"
         else:
             summary = (
-                f"predicted peak {shown(peak, metric)} at {x_key}={peak_x}, "
-                f"{fall:+.0%} from it at {x_key}={curve.index[-1]}"
+                f"predicted peak {shown(peak, metric, units)} at {x_key}={peak_x}, "
+                f"{signed_percent(fall, 0)} from it at {x_key}={curve.index[-1]}"
             )
         lines.append(f"{phase}{setting}: {summary}{mean}")
         for case, own in sorted(members, key=_along_x):
@@ -299,20 +318,20 @@ def comparison(phases: pd.DataFrame, keys: Sequence[str], measured: MeasuredCase
                 on = curve if row.where == where else _curve(phases, keys, phase, metric, row.where)[0]
                 if row.x is None:
                     error = float(on.max()) / row.value - 1
-                    said = f"measured peak {shown(row.value, metric)}"
+                    said = f"measured peak {shown(row.value, metric, units)}"
                 elif row.x in on.index:
                     error = float(on[row.x]) / row.value - 1
-                    said = f"measured {shown(row.value, metric)} at {x_key}={row.x}"
+                    said = f"measured {shown(row.value, metric, units)} at {x_key}={row.x}"
                 else:
                     continue
-                said_of_case.append(f"{said}: predicted {error:+.1%}")
+                said_of_case.append(f"{said}: predicted {signed_percent(error, 1)}")
             if str(case.path) in measured.shaped:
                 if case.expect_peak_at is not None:
                     said_of_case.append(f"source: peak at {x_key}={case.expect_peak_at}; predicted at {x_key}={peak_x}")
                 if case.expect_collapse is not None:
                     said = "falls after its peak" if case.expect_collapse else "does not fall"
                     predicted = "falls" if fall < -0.10 else "does not fall"
-                    said_of_case.append(f"source: the curve {said}; predicted: {predicted} ({fall:+.0%})")
+                    said_of_case.append(f"source: the curve {said}; predicted: {predicted} ({signed_percent(fall, 0)})")
             named = f"case {case.path.stem}, {case.split}: {fitted}"
             if len(said_of_case) == 1:
                 lines.append(f"  {said_of_case[0]} ({named})")
