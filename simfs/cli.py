@@ -169,6 +169,18 @@ def _parser() -> argparse.ArgumentParser:
         help="run records of simfs measure: simulate the same workloads on --system and compare",
     )
     validate.add_argument("--system", help="with --live: the built-in name or profile to predict with")
+    validate.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="run the cases in N local processes (the same report as one by one)",
+    )
+    validate.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the cases on a Dask cluster (tcp://host:8786; pip install 'simfs[dask]')",
+    )
     validate.set_defaults(handler=_validate)
 
     measure = commands.add_parser(
@@ -1214,13 +1226,16 @@ def _validate(args: argparse.Namespace) -> int:
     if args.system:
         raise SimfsError("validate: --system goes with --live; a validation case names its own system")
 
+    from simfs.parallel import check_jobs
+
+    jobs = check_jobs(args.jobs, args.scheduler, "--jobs")
     cases = find_cases(args.cases)
     report_path = _output_path(args.report, "--report", (".md",)) if args.report else None
     from tqdm import tqdm
 
-    # A progress bar on a terminal only (tqdm's disable=None): a whole validation takes a minute.
+    # A progress bar on a terminal only (tqdm's disable=None): a whole validation takes minutes.
     with tqdm(total=len(cases), file=sys.stderr, unit="case", leave=False, disable=None) as bar:
-        outcomes = run_cases(cases, progress=lambda case: bar.update(1))
+        outcomes = run_cases(cases, progress=lambda done, total: bar.update(1), jobs=jobs, scheduler=args.scheduler)
     for split, numbers in sorted(summarise(outcomes).items()):
         print(
             f"{split}: {numbers['points']} points, median |error| {numbers['median_abs_error_pct']:.1f}%, "
@@ -1236,8 +1251,10 @@ def _validate(args: argparse.Namespace) -> int:
 def _validate_live(args: argparse.Namespace) -> int:
     from simfs.validate.live import compare_live
 
-    if args.cases or args.report:
-        raise SimfsError("validate --live: give run records and --system only (no cases, no --report)")
+    if args.cases or args.report or args.jobs != 1 or args.scheduler:
+        raise SimfsError(
+            "validate --live: give run records and --system only (no cases, --report, --jobs or --scheduler)"
+        )
     if not args.system:
         raise SimfsError("validate --live: --system is required (the profile to predict the run with)")
     table = compare_live(args.live, args.system)

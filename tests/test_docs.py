@@ -16,6 +16,9 @@ import pandas as pd
 import pytest
 
 from simfs.cli import main
+from tests.whole_validation import ARGV as WHOLE_VALIDATION
+from tests.whole_validation import GROUP as WHOLE_VALIDATION_GROUP
+from tests.whole_validation import whole_validation
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -121,6 +124,13 @@ SLOW = (
 )
 
 
+def example_group(argv) -> str:
+    """The xdist group of the tests that need one example's run: ``pytest -n`` sends them
+    to one worker, where the run is made once (``EXAMPLES``, ``whole_validation``)."""
+    argv = tuple(argv)
+    return WHOLE_VALIDATION_GROUP if argv == WHOLE_VALIDATION else "example " + shlex.join(argv)
+
+
 @functools.cache
 def _testbed_unavailable(file_system: str) -> str | None:
     from tests.unit.test_testbed import why_no_testbed
@@ -147,6 +157,10 @@ def _marked_commands() -> list:
             unavailable = _testbed_unavailable(current.get(page, "moosefs"))
             if unavailable:
                 marks.append(pytest.mark.skip(reason=f"testbed: {unavailable}"))
+            marks.append(pytest.mark.xdist_group("live-testbed"))
+        argv = shlex.split(line)[1:]
+        if _as_csv(argv) or tuple(argv) == WHOLE_VALIDATION:
+            marks.append(pytest.mark.xdist_group(example_group(argv)))
         params.append(pytest.param(page, line, marks=marks, id=f"{page.name}:{line[:60]}"))
     return params
 
@@ -215,9 +229,17 @@ def test_console_examples_run(page, line, tmp_path, monkeypatch, capsys):
         assert exit_info.value.code == 0
         return
     assert images.image_drawn_by(page, argv) is None, f"{line}: an example that draws an image shows no output"
-    assert main(argv) == 0, capsys.readouterr().err
+    if tuple(argv) == WHOLE_VALIDATION:
+        # The same command on the same cases as another page's and the report check's:
+        # one run, shared (tests/whole_validation.py).
+        run = whole_validation()
+        assert run.status == 0, run.stderr
+        printed = run.stdout
+    else:
+        assert main(argv) == 0, capsys.readouterr().err
+        printed = capsys.readouterr().out
     if shown:
-        why = shown_output_differs(shown, capsys.readouterr().out)
+        why = shown_output_differs(shown, printed)
         assert why is None, f"{page.relative_to(ROOT)}: $ {line}\n  {why}"
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_docs import ROOT, run_example, simfs_lines
+from tests.test_docs import ROOT, example_group, run_example, simfs_lines
 
 PAGES = sorted([ROOT / "README.md", *ROOT.glob("docs/**/*.md")])
 CHECK = re.compile(r"^<!-- check( slow)?: (.*?) -->\s*$", re.MULTILINE)
@@ -143,7 +143,15 @@ def same(cell: str, wanted: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    "check", [pytest.param(check, marks=[pytest.mark.slow] if check.slow else []) for check in ALL], ids=lambda c: c.id
+    "check",
+    [
+        pytest.param(
+            check,
+            marks=[*([pytest.mark.slow] if check.slow else []), pytest.mark.xdist_group(example_group(check.argv))],
+        )
+        for check in ALL
+    ],
+    ids=lambda c: c.id,
 )
 def test_quoted_number_matches_the_command(check, tmp_path, monkeypatch):
     frame = run_example(check.argv, tmp_path, monkeypatch).frame

@@ -133,15 +133,20 @@ def run_case(case: ValidationCase) -> CaseOutcome:
 
 
 def run_cases(
-    cases: list[ValidationCase], progress: Callable[[ValidationCase], None] | None = None
+    cases: list[ValidationCase],
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    jobs: int = 1,
+    scheduler: Any = None,
 ) -> list[CaseOutcome]:
     """Run every case, then resolve the cases that compare their curve with another's;
-    ``progress(case)`` is called after each."""
-    outcomes = []
-    for case in cases:
-        outcomes.append(run_case(case))
-        if progress is not None:
-            progress(case)
+    ``progress(done, total)`` is called after each.  The cases share nothing: ``jobs``
+    local processes or the Dask cluster ``scheduler`` run them (the outcomes are the
+    serial run's, in the cases' order)."""
+    from simfs.parallel import check_jobs, map_ordered
+
+    check_jobs(jobs, scheduler, "run_cases")
+    outcomes = map_ordered(run_case, [(case,) for case in cases], jobs=jobs, scheduler=scheduler, progress=progress)
     by_id = {o.case.identifier: o for o in outcomes}
     for outcome in outcomes:
         case = outcome.case

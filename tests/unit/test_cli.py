@@ -242,6 +242,21 @@ def test_show_applies_lctl_and_refuses_experiment_settings(capsys, tmp_path):
             ["validate", "validation/crtdc-lfs3/lfs3-dd-nodes-write.toml", "--system", "crtdc-lfs3"],
             "validate: --system goes with --live",
         ),
+        (
+            [
+                "validate",
+                "validation/crtdc-lfs3/lfs3-dd-nodes-write.toml",
+                "--jobs",
+                "2",
+                "--scheduler",
+                "tcp://h:8786",
+            ],
+            "--jobs: give jobs (local processes) or scheduler (a Dask cluster), not both",
+        ),
+        (
+            ["validate", "--live", "validation/live/runs/disk-direct-np4.json", "--system", "vm-disk", "--jobs", "2"],
+            "validate --live: give run records and --system only (no cases, --report, --jobs or --scheduler)",
+        ),
     ],
 )
 def test_empty_and_misplaced_arguments_are_one_line(capsys, monkeypatch, argv, message):

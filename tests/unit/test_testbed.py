@@ -28,6 +28,9 @@ from simfs.testbed.probe import machine_probe
 from simfs.testbed.processes import Started, alive, start_ticks
 from tests.unit.test_testbed_network import UNAVAILABLE
 
+# One testbed per machine (a second is refused): `pytest -n` runs these tests on one worker.
+pytestmark = pytest.mark.xdist_group("live-testbed")
+
 
 def why_no_testbed(file_system: str) -> str | None:
     """Why a live testbed of ``file_system`` cannot run here, or None."""

@@ -17,6 +17,9 @@ from simfs.testbed.network import Link, leftover_namespaces
 from simfs.testbed.processes import Started, alive
 from tests.unit.test_testbed import why_no_testbed
 
+# One testbed per machine (a second is refused): `pytest -n` runs these tests on one worker.
+pytestmark = pytest.mark.xdist_group("live-testbed")
+
 UNAVAILABLE_GLUSTERFS = why_no_testbed("glusterfs")
 needs_glusterfs = pytest.mark.skipif(UNAVAILABLE_GLUSTERFS is not None, reason=str(UNAVAILABLE_GLUSTERFS))
 

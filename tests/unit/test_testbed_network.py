@@ -16,6 +16,9 @@ import pytest
 
 from simfs.testbed.network import Link, TestbedNetwork, leftover_namespaces, missing_tools
 
+# One testbed per machine (a second is refused): `pytest -n` runs these tests on one worker.
+pytestmark = pytest.mark.xdist_group("live-testbed")
+
 
 def _network_unavailable() -> str | None:
     if os.geteuid() != 0:

@@ -82,3 +82,28 @@ def test_case_data_that_matches_nothing_shows_the_files_workloads(tmp_path):
     )
     with pytest.raises(SimfsError, match=r"case\.data: no agg_bw of phase 'read' .* \(its workloads: 'ior -a POSIX"):
         load_case(path)
+
+
+def test_cases_run_in_processes_give_the_serial_outcomes_in_order(tmp_path):
+    paths = [
+        case(tmp_path, "single", "access-class SFWA -t 1m"),
+        case(tmp_path, "smp", "access-class SFWA-SMP -t 1m", ppn=2, expect='[expect]\nrelative_to = "single"'),
+        case(tmp_path, "many", "access-class MFWA"),
+    ]
+    cases = [load_case(p) for p in paths]
+    done = []
+    serial = run_cases(cases)
+    parallel = run_cases(cases, progress=lambda finished, total: done.append((finished, total)), jobs=2)
+    assert done == [(1, 3), (2, 3), (3, 3)]
+    assert [o.case.identifier for o in parallel] == ["single", "smp", "many"]
+    for one, other in zip(serial, parallel):
+        assert one.curve == other.curve and one.peak_at == other.peak_at and one.collapse == other.collapse
+        assert one.points.equals(other.points)
+    # The relation to another case is resolved after all have run, wherever they ran.
+    assert parallel[1].peak_ratio == serial[1].peak_ratio
+
+
+@pytest.mark.parametrize("jobs", [0, -1, True, 1.5])
+def test_a_number_of_processes_that_is_not_a_positive_integer_is_refused(tmp_path, jobs):
+    with pytest.raises(SimfsError, match="jobs: expected a positive number of processes"):
+        run_cases([load_case(case(tmp_path, "one", "access-class SFWA"))], jobs=jobs)
