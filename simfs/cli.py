@@ -172,9 +172,8 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--jobs",
         type=_positive_int,
-        default=1,
         metavar="N",
-        help="run the cases in N local processes (the same report as one by one)",
+        help="run the cases in N local processes (default 1; the same report as one by one)",
     )
     validate.add_argument(
         "--scheduler",
@@ -733,7 +732,7 @@ def _sweep(args: argparse.Namespace) -> int:
             print(text, file=sys.stdout if args.format == "table" else sys.stderr, flush=True)
     # After the table and its comparison, which they qualify: the measured points left
     # out, then what the runs said.
-    _print_notes(dict.fromkeys([*(measured.notes if measured else ()), *phases.attrs.get("notes", ())]))
+    _print_notes(dict.fromkeys([*(measured.notes if measured is not None else ()), *phases.attrs.get("notes", ())]))
     for plot_path in plot_paths:
         if plot_path.suffix.lower() == ".csv":
             from simfs.report.files import write_frame
@@ -1228,7 +1227,7 @@ def _validate(args: argparse.Namespace) -> int:
 
     from simfs.parallel import check_jobs
 
-    jobs = check_jobs(args.jobs, args.scheduler, "--jobs")
+    jobs = check_jobs(1 if args.jobs is None else args.jobs, args.scheduler, "--jobs")
     cases = find_cases(args.cases)
     report_path = _output_path(args.report, "--report", (".md",)) if args.report else None
     from tqdm import tqdm
@@ -1251,7 +1250,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _validate_live(args: argparse.Namespace) -> int:
     from simfs.validate.live import compare_live
 
-    if args.cases or args.report or args.jobs != 1 or args.scheduler:
+    if args.cases or args.report or args.jobs is not None or args.scheduler:
         raise SimfsError(
             "validate --live: give run records and --system only (no cases, --report, --jobs or --scheduler)"
         )

@@ -26,13 +26,18 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 
 def pytest_configure(config) -> None:
-    """Refuse ``-n ... --dist loadgroup`` under pytest 9.2 or later, where pytest-xdist
-    (3.8) no longer groups tests by their ``xdist_group`` marks and runs them wherever
-    they fall (pytest-dev/pytest-xdist#1386): two live testbeds, or the whole validation
-    three times, would run at once.  setup.cfg asks for pytest below 9.2; lift both once
-    xdist groups again under a newer pytest."""
-    if hasattr(config, "workerinput") or getattr(config.option, "dist", "no") != "loadgroup":
+    """With pytest-xdist workers, only ``--dist loadgroup`` keeps the tests that must
+    share a worker together (the ``xdist_group`` marks: the live testbed, one example's
+    run and the checks of its output, the whole validation); any other mode, and
+    loadgroup under pytest 9.2 or later, where pytest-xdist 3.8 no longer groups
+    (pytest-dev/pytest-xdist#1386), would run two testbeds at once.  setup.cfg asks for
+    pytest below 9.2; lift both once xdist groups again under a newer pytest."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
         return
+    if config.option.dist != "loadgroup":
+        raise pytest.UsageError(
+            f"--dist {config.option.dist}: give --dist loadgroup with -n (tests marked xdist_group must share a worker)"
+        )
     if tuple(pytest.version_tuple[:2]) >= (9, 2):
         raise pytest.UsageError(
             f"--dist loadgroup: pytest {pytest.__version__} stops pytest-xdist grouping the tests that must share "

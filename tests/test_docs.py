@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib.util
 import io
 import shlex
@@ -17,6 +18,7 @@ import pytest
 
 from simfs.cli import main
 from tests.whole_validation import ARGV as WHOLE_VALIDATION
+from tests.whole_validation import DATA_FOLDERS as WHOLE_VALIDATION_FOLDERS
 from tests.whole_validation import GROUP as WHOLE_VALIDATION_GROUP
 from tests.whole_validation import whole_validation
 
@@ -126,9 +128,13 @@ SLOW = (
 
 def example_group(argv) -> str:
     """The xdist group of the tests that need one example's run: ``pytest -n`` sends them
-    to one worker, where the run is made once (``EXAMPLES``, ``whole_validation``)."""
+    to one worker, where the run is made once (``EXAMPLES``, ``whole_validation``).  A
+    digest of the command line, not the line itself: xdist reads the group after the
+    test id's last ``@`` only when no ``]`` follows it, and ``--set x=[0]`` has one."""
     argv = tuple(argv)
-    return WHOLE_VALIDATION_GROUP if argv == WHOLE_VALIDATION else "example " + shlex.join(argv)
+    if argv == WHOLE_VALIDATION:
+        return WHOLE_VALIDATION_GROUP
+    return "example-" + hashlib.sha1(shlex.join(argv).encode()).hexdigest()[:12]
 
 
 @functools.cache
@@ -146,7 +152,9 @@ TESTBED = ("simfs testbed",)
 def _marked_commands() -> list:
     """Every console example, marked: slow, or skipped where the live testbed it uses
     cannot run here.  A testbed example needs the file system of the page's last
-    ``testbed up`` before it (a ``run`` or ``down`` needs what its ``up`` needed)."""
+    ``testbed up`` before it (a ``run`` or ``down`` needs what its ``up`` needed).  Under
+    ``pytest -n`` the testbed examples run on one worker, in the page's order, and an
+    example run once for several tests is run on the worker of its group."""
     params, current = [], {}
     for page, line in COMMANDS:
         marks = [pytest.mark.slow] if line.startswith(SLOW) else []
@@ -241,6 +249,10 @@ def test_console_examples_run(page, line, tmp_path, monkeypatch, capsys):
     if shown:
         why = shown_output_differs(shown, printed)
         assert why is None, f"{page.relative_to(ROOT)}: $ {line}\n  {why}"
+
+
+def test_the_whole_validation_sees_the_folders_the_examples_see():
+    assert WHOLE_VALIDATION_FOLDERS == images.DATA_FOLDERS
 
 
 def test_the_docs_have_examples():

@@ -174,11 +174,20 @@ def test_quoted_number_matches_the_command(check, tmp_path, monkeypatch):
     )
 
 
+def test_every_example_group_is_one_xdist_reads_whole():
+    # xdist takes the group from the test id after its last "@", and only where no "]"
+    # follows; a group that broke that rule would scatter its tests over the workers.
+    groups = {example_group(check.argv) for check in ALL}
+    assert groups and all("@" not in group and "]" not in group for group in groups)
+    assert len(groups) == len({check.argv for check in ALL})
+
+
 @pytest.mark.parametrize("page, minimum", sorted(MIN_CHECKS.items()))
 def test_pages_keep_their_checks(page, minimum):
     assert len(checks(ROOT / page)) >= minimum, f"{page} lost checks of its quoted numbers"
 
 
+@pytest.mark.xdist_group(example_group(command_argv(ROOT / "docs/guides/what-if.md", "command 2")))
 def test_a_check_naming_no_row_or_column_fails(tmp_path, monkeypatch):
     page = ROOT / "docs/guides/what-if.md"
     no_row = parse(page, "command 2 | nodes=999 | write | agg_bw_Bps = 1e9 ± 1%")

@@ -162,8 +162,10 @@ def load_measured(
         try:
             case = load_case(Path(text))
         except SimfsError as exc:
-            # Name the option as the other refusals of a case do: "--measured FILE: ...".
-            raise SimfsError(f"--measured {exc}") from None
+            # Name the option as the other refusals of a case do ("--measured FILE: ..."),
+            # and the case where the message is about a file it reads (its case.data).
+            message = str(exc)
+            raise type(exc)(f"--measured {message if message.startswith(text) else f'{text}: {message}'}") from None
         if case.path.resolve() in seen:
             continue  # given twice: once is enough
         seen.add(case.path.resolve())

@@ -1,5 +1,6 @@
 """The simfs command: outputs and one-line errors."""
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -356,3 +357,20 @@ def test_a_sweep_refuses_two_stripe_counts_that_are_one():
         simfs.sweep("crtdc-lfs3", "dd bs=1M count=10", {"stripe_count": [16, -1], "nodes": [1, 2]})
     table = simfs.sweep("crtdc-lfs3", "dd bs=1M count=10", {"stripe_count": [4, -1]})
     assert sorted(set(table["stripe_count"])) == [4, 16]
+
+
+def test_sweep_measured_compares_in_the_tables_units_and_notes_after_the_table(capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    case = "validation/crtdc-lfs3/lfs3-dd-threads-read.toml"  # 1.7 GB/s at ppn=4, curve ppn=1-12
+    argv = ["sweep", "--system", "crtdc-lfs3-fitted", "--workload", "dd bs=1024000 count=50000"]
+    argv += ["--vary", "ppn=2,4", "--nodes", "1", "--set", "stripe_count=4", "--units", "MiB"]
+    argv += ["--measured", case, "--no-progress"]
+    # Standard error into the same stream, to see what comes before what.
+    with contextlib.redirect_stderr(sys.stdout):
+        code = main(argv)
+    printed = capsys.readouterr().out
+    assert code == 0
+    table = printed.index("read agg MiB/s")
+    measured = printed.index("measured 1621.25 MiB/s at ppn=4: predicted ")  # 1.7e9 / 2**20
+    note = printed.index(f"note: {case}: its curve is ppn=1,2,3,4,5,6,7,8,9,10,11,12, the sweep's ppn=2,4")
+    assert table < measured < note

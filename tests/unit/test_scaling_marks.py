@@ -170,6 +170,14 @@ def test_a_case_that_cannot_be_read_is_refused_naming_the_option(tmp_path):
     assert str(refusal.value) == f"--measured {missing}: cannot read (No such file or directory)"
 
 
+def test_a_case_whose_data_cannot_be_read_is_refused_naming_the_case(tmp_path):
+    case = tmp_path / "from-data.toml"
+    case.write_text(WRITE_CASE.read_text().split("[[points]]")[0].replace('curve = "', 'data = "runs/"\ncurve = "', 1))
+    with pytest.raises(SimfsError) as refusal:
+        load_measured([str(case)], DD, {"nodes": NODES}, fixed={"stripe_count": "4"})
+    assert str(refusal.value).startswith(f"--measured {case}: {tmp_path / 'runs'}")
+
+
 def test_a_case_of_another_workload_is_refused():
     with pytest.raises(SimfsError, match="the case measures"):
         load_measured([str(WRITE_CASE)], "dd bs=1M count=10", {"nodes": [1, 2]})
